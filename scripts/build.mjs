@@ -1,0 +1,56 @@
+// Builds dist/: one ESM bundle per entry, for the Actions runtime node24.
+// `node scripts/build.mjs --check` rebuilds in memory and fails when dist/ differs (stale dist).
+import { chmod, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+export const entries = {
+  cli: 'src/cli-main.ts',
+};
+
+export async function build({ write }) {
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: entries,
+    outdir: 'dist',
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'esm',
+    // ESM bundles of CommonJS dependencies need require(); see STYLE.md.
+    banner: {
+      js: [
+        '#!/usr/bin/env node',
+        "import { createRequire as __k6dCreateRequire } from 'node:module';",
+        "import { fileURLToPath as __k6dFileURLToPath } from 'node:url';",
+        'const require = __k6dCreateRequire(import.meta.url);',
+        'const __filename = __k6dFileURLToPath(import.meta.url);',
+        "const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));",
+      ].join('\n'),
+    },
+    legalComments: 'none',
+    logLevel: 'warning',
+    write,
+  });
+  return result.outputFiles ?? [];
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const check = process.argv.includes('--check');
+  const files = await build({ write: !check });
+  if (!check) await chmod(path.join(root, 'dist', 'cli.js'), 0o755);
+  if (check) {
+    const stale = [];
+    for (const file of files) {
+      const committed = await readFile(file.path, 'utf8').catch(() => '');
+      if (committed !== file.text) stale.push(path.relative(root, file.path));
+    }
+    if (stale.length > 0) {
+      console.error(`dist/ is stale (${stale.join(', ')}): run \`npm run build\` and commit dist/`);
+      process.exit(1);
+    }
+    console.log('dist/ is up to date');
+  }
+}

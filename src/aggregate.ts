@@ -1,0 +1,143 @@
+import { metricContains, type RunnerMetric, type RunnerSummary } from './k6/summary.ts';
+import { percentileKey } from './k6/thresholds.ts';
+import { mergePercentiles, REPORTED_PERCENTILES } from './quantiles.ts';
+import type { CheckResult, GroupResult, MetricContains, MetricResult } from './result.ts';
+
+/** Options of {@link aggregateSummaries}. */
+export interface AggregateOptions {
+  /** The run's wall-clock window in s: counters' `rate` is their global count over it. */
+  durationS: number;
+  /** Extra percentiles (in percent) to compute for every trend, e.g. those the thresholds use. */
+  percentiles?: readonly number[];
+  /** `contains` per base metric name, as the runners' `/v1/metrics` reported it. */
+  contains?: Record<string, MetricContains>;
+}
+
+/** Gauges whose global value is the sum of the runners' values (each runner holds its own VUs). */
+const SUMMED_GAUGES = new Set(['vus', 'vus_max']);
+
+/**
+ * Merges the runners' summaries into one global set of metrics, the way one k6 process running
+ * the whole test would have reported them:
+ * - counter: `count` summed; `rate` = count / `durationS`;
+ * - rate: `passes` and `fails` summed; `rate` = passes / (passes + fails), 0 with no samples;
+ * - gauge: `min` of mins, `max` of maxes; `value` summed for `vus`/`vus_max`, else the largest value
+ *   (a runner's last value is all a summary holds, and which runner was last is unknown);
+ * - trend: `count` summed, exact `min`/`max`, `avg` weighted by count, and `med` and every `p(N)` from
+ *   the runners' quantile grids merged as CDFs (quantiles.ts), never averaged.
+ * Submetrics (`name{tag:value}`) are merged like their metric.
+ * @returns metrics keyed by name; trends carry p(50), p(90), p(95), p(99), p(99.9), p(99.99) and
+ *   `options.percentiles`.
+ */
+export function aggregateSummaries(
+  summaries: readonly RunnerSummary[],
+  options: AggregateOptions,
+): Record<string, MetricResult> {
+  const byName = new Map<string, RunnerMetric[]>();
+  for (const summary of summaries) {
+    for (const [name, metric] of Object.entries(summary.metrics)) {
+      const list = byName.get(name) ?? [];
+      list.push(metric);
+      byName.set(name, list);
+    }
+  }
+  const percents = [...new Set([...REPORTED_PERCENTILES, ...(options.percentiles ?? [])])].sort(
+    (a, b) => a - b,
+  );
+  const out: Record<string, MetricResult> = {};
+  for (const name of [...byName.keys()].sort()) {
+    const parts = byName.get(name)!;
+    const type = parts[0]!.type;
+    const same = parts.filter((p) => p.type === type);
+    const contains = metricContains(name, type, options.contains);
+    out[name] = { type, contains, values: mergeValues(name, same, percents, options.durationS) };
+  }
+  return out;
+}
+
+function mergeValues(
+  name: string,
+  parts: RunnerMetric[],
+  percents: readonly number[],
+  durationS: number,
+): Record<string, number> {
+  const first = parts[0]!;
+  switch (first.type) {
+    case 'counter': {
+      const count = sum(parts.map((p) => (p.type === 'counter' ? p.count : 0)));
+      return { count, rate: durationS > 0 ? count / durationS : 0 };
+    }
+    case 'rate': {
+      const passes = sum(parts.map((p) => (p.type === 'rate' ? p.passes : 0)));
+      const fails = sum(parts.map((p) => (p.type === 'rate' ? p.fails : 0)));
+      return { rate: passes + fails > 0 ? passes / (passes + fails) : 0, passes, fails };
+    }
+    case 'gauge': {
+      const gauges = parts.flatMap((p) => (p.type === 'gauge' ? [p] : []));
+      const values = gauges.map((g) => g.value);
+      return {
+        value: SUMMED_GAUGES.has(name.split('{')[0]!) ? sum(values) : Math.max(...values),
+        min: Math.min(...gauges.map((g) => g.min)),
+        max: Math.max(...gauges.map((g) => g.max)),
+      };
+    }
+    case 'trend': {
+      const trends = parts.flatMap((p) => (p.type === 'trend' && p.count > 0 ? [p] : []));
+      const count = sum(trends.map((t) => t.count));
+      const values: Record<string, number> = { count, min: 0, max: 0, avg: 0, med: 0 };
+      for (const p of percents) values[percentileKey(p)] = 0;
+      if (count === 0) return values;
+      values.min = Math.min(...trends.map((t) => t.min));
+      values.max = Math.max(...trends.map((t) => t.max));
+      values.avg = sum(trends.map((t) => t.avg * t.count)) / count;
+      const merged = mergePercentiles(
+        trends.map((t) => t.grid),
+        [50, ...percents],
+      );
+      values.med = merged[0]!;
+      percents.forEach((p, i) => {
+        values[percentileKey(p)] = merged[i + 1]!;
+      });
+      return values;
+    }
+  }
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Merges the runners' group trees (handleSummary `root_group`): groups matched by path, checks by
+ * path, passes and fails summed. Order is the order of first appearance.
+ */
+export function mergeGroups(groups: readonly GroupResult[]): GroupResult {
+  const first = groups[0] ?? { name: '', path: '', groups: [], checks: [] };
+  const checks = new Map<string, CheckResult>();
+  for (const g of groups) {
+    for (const c of g.checks) {
+      const seen = checks.get(c.path);
+      if (seen) {
+        seen.passes += c.passes;
+        seen.fails += c.fails;
+      } else checks.set(c.path, { ...c });
+    }
+  }
+  const childPaths: string[] = [];
+  const children = new Map<string, GroupResult[]>();
+  for (const g of groups) {
+    for (const child of g.groups) {
+      if (!children.has(child.path)) {
+        childPaths.push(child.path);
+        children.set(child.path, []);
+      }
+      children.get(child.path)!.push(child);
+    }
+  }
+  return {
+    name: first.name,
+    path: first.path,
+    groups: childPaths.map((p) => mergeGroups(children.get(p)!)),
+    checks: [...checks.values()],
+  };
+}

@@ -1,0 +1,49 @@
+import type { RunnerApi } from '../k6/rest.ts';
+import type { RunPlan } from '../plan.ts';
+
+/**
+ * The interface both backends implement: the local backend (N k6 processes on this machine) and
+ * the Kubernetes backend (an Indexed Job of N Pods). The orchestrator drives runners only through
+ * it, so the barrier, the start, the monitor, the aggregation and the verdict are the same on both.
+ */
+
+/** How a runner ended. */
+export interface RunnerExit {
+  /** The k6 exit code; `null` when the runner was killed or never started. */
+  code: number | null;
+  /** The signal that ended the process, or a platform reason such as `OOMKilled`. */
+  signal?: string | null;
+  /** Why the runner could not run at all (spawn error, image pull error, …). */
+  reason?: string;
+}
+
+/** One launched runner. */
+export interface Runner {
+  /** 0-based, the same as the plan's runner index. */
+  index: number;
+  /** Its k6 REST API. */
+  api: RunnerApi;
+  /** Settles once the runner has ended; never rejects. */
+  exited: Promise<RunnerExit>;
+  /** Ends the runner at once (SIGKILL, Pod deletion), for one that did not stop through the REST API. */
+  kill(): Promise<void>;
+  /**
+   * Reads what the runner left: its `--summary-export` JSON text (undefined when it wrote none) and
+   * the last lines of its log. Called after the runner ended and before {@link Backend.cleanup}.
+   */
+  collect(): Promise<{ summary?: string; logTail: string }>;
+}
+
+/** A place where runners run. */
+export interface Backend {
+  readonly name: 'local' | 'kubernetes';
+  /**
+   * Starts every runner of the plan, paused (`--paused`), running the archive at `archivePath`.
+   * Resolves once every runner exists; readiness is the orchestrator's barrier.
+   * @throws Error (or ConfigurationError) when runners cannot be created; what was created is
+   *   still removed by {@link cleanup}.
+   */
+  launch(plan: RunPlan, archivePath: string): Promise<Runner[]>;
+  /** Removes everything {@link launch} made: no process, Job, Pod or ConfigMap stays. Idempotent. */
+  cleanup(): Promise<void>;
+}

@@ -1,0 +1,3 @@
+import { main } from './cli.ts';
+
+process.exitCode = await main(process.argv.slice(2));

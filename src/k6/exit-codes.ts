@@ -1,0 +1,57 @@
+/**
+ * k6 exit codes (k6 v2.2.0 `errext/exitcodes/codes.go`) and what each means for one runner of a
+ * distributed run.
+ */
+
+/** The k6 exit codes this product tells apart. */
+export const K6_EXIT = {
+  ok: 0,
+  cloudTestRunFailed: 97,
+  cloudFailedToGetProgress: 98,
+  thresholdsHaveFailed: 99,
+  setupTimeout: 100,
+  teardownTimeout: 101,
+  genericTimeout: 102,
+  scriptStoppedFromRESTAPI: 103,
+  invalidConfig: 104,
+  externalAbort: 105,
+  cannotStartRESTAPI: 106,
+  scriptException: 107,
+  scriptAborted: 108,
+  goPanic: 109,
+  markedAsFailed: 110,
+  other: 255,
+} as const;
+
+const MEANINGS: Record<number, string> = {
+  0: 'completed',
+  97: 'cloud test run failed',
+  98: 'failed to get cloud progress',
+  99: "completed (its own slice's thresholds failed; the global verdict ignores them)",
+  100: 'setup() timed out',
+  101: 'teardown() timed out',
+  102: 'timed out',
+  103: 'stopped through the REST API',
+  104: 'invalid configuration',
+  105: 'aborted by a signal',
+  106: 'could not start the REST API',
+  107: 'script exception',
+  108: 'the script called test.abort()',
+  109: 'k6 panicked',
+  110: 'the script called exec.test.fail()',
+  255: 'failed',
+};
+
+/** What an exit code means, e.g. `107 script exception`; a signal when the process had no code. */
+export function describeExit(code: number | null, signal?: string | null): string {
+  if (code === null) return signal ? `killed by ${signal}` : 'did not exit';
+  return `exit ${code}: ${MEANINGS[code] ?? 'failed'}`;
+}
+
+/**
+ * Whether a runner completed its segment. 0 is success; 99 is too, because a runner judges only
+ * its 1/N slice and the global verdict is computed from the aggregate, not from runner exit codes.
+ */
+export function runnerCompleted(code: number | null): boolean {
+  return code === K6_EXIT.ok || code === K6_EXIT.thresholdsHaveFailed;
+}

@@ -1,0 +1,90 @@
+import type { MetricResult } from '../result.ts';
+
+/**
+ * Formatting of numbers and of user-controlled text for markdown reports (job summary, PR comment,
+ * terminal). Metric, tag, check, group and scenario names come from the user's script: they are
+ * escaped so they cannot break a table or inject HTML.
+ */
+
+/**
+ * Escapes text for one markdown table cell or inline span: HTML-significant characters become
+ * entities, markdown punctuation is backslash-escaped, and line breaks become spaces.
+ */
+export function escapeMarkdown(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/([\\`*_[\]{}()#+!|~-])/g, '\\$1');
+}
+
+/** Text as inline code, safe in a table cell: backticks and pipes cannot end the span or the cell. */
+export function inlineCode(text: string): string {
+  const clean = text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/\|/g, '¦')
+    .replace(/`/g, "'");
+  return `\`${clean}\``;
+}
+
+/** A duration in ms as k6 prints it: `850µs`, `12.34ms`, `1.25s`. */
+export function formatMs(ms: number): string {
+  if (!Number.isFinite(ms)) return String(ms);
+  if (ms === 0) return '0ms';
+  if (Math.abs(ms) < 1) return `${(ms * 1000).toFixed(0)}µs`;
+  if (Math.abs(ms) < 1000) return `${ms.toFixed(2)}ms`;
+  return `${(ms / 1000).toFixed(2)}s`;
+}
+
+/** A whole count with thousands separators: `12,345`. */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** A per-second rate: `1,234.5/s`. */
+export function formatRate(perSecond: number): string {
+  return `${perSecond.toLocaleString('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 })}/s`;
+}
+
+/** A fraction as a percentage: 0.0123 -> `1.23%`. */
+export function formatPercent(fraction: number): string {
+  return `${(fraction * 100).toFixed(2)}%`;
+}
+
+/** Bytes in decimal units as k6 prints them: `1.2 MB`. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${unit === 0 ? value.toFixed(0) : value.toFixed(1)} ${units[unit]}`;
+}
+
+/** A plain number with up to 4 significant decimals. */
+export function formatNumber(n: number): string {
+  return Number.isInteger(n) ? formatCount(n) : n.toLocaleString('en-US', { maximumFractionDigits: 4 });
+}
+
+/**
+ * A metric's value in its unit: ms for time trends, bytes for data, % for rates, plain otherwise.
+ * @param key the value key (`p(95)`, `rate`, `count`, …).
+ */
+export function formatValue(
+  metric: Pick<MetricResult, 'type' | 'contains'> | undefined,
+  key: string,
+  value: number,
+): string {
+  if (!metric) return formatNumber(value);
+  if (metric.type === 'rate' && key === 'rate') return formatPercent(value);
+  if (metric.type === 'counter' && key === 'rate') {
+    return metric.contains === 'data' ? `${formatBytes(value)}/s` : formatRate(value);
+  }
+  if (metric.contains === 'time' && key !== 'count') return formatMs(value);
+  if (metric.contains === 'data') return formatBytes(value);
+  return formatNumber(value);
+}

@@ -1,0 +1,182 @@
+import { percentileKey } from '../k6/thresholds.ts';
+import type { GroupResult, MetricResult, RunResult } from '../result.ts';
+import {
+  escapeMarkdown,
+  formatBytes,
+  formatCount,
+  formatMs,
+  formatPercent,
+  formatRate,
+  formatValue,
+  inlineCode,
+} from './format.ts';
+
+/**
+ * The markdown report of one run: verdict, thresholds with observed values, key metrics, checks,
+ * runners and start skew. The CLI prints it, the `run` action writes it to the job summary, and
+ * the `report` action builds its PR comment from the same sections.
+ */
+
+/** `✅ passed` / `❌ failed`. */
+export function verdictBadge(verdict: RunResult['verdict']): string {
+  return verdict === 'passed' ? '✅ passed' : '❌ failed';
+}
+
+/** The one-line header: verdict, script, runners, backend, k6 version, duration, start skew. */
+export function renderHeadline(result: RunResult): string {
+  const env = result.environment;
+  return [
+    `**${verdictBadge(result.verdict)}** · ${inlineCode(result.script)}`,
+    `${env.runners} runner${env.runners === 1 ? '' : 's'} (${env.backend})`,
+    `k6 ${escapeMarkdown(env.k6Version)}`,
+    `${result.durationS.toFixed(1)}s`,
+    `start skew ${formatMs(result.startSkewMs)}`,
+  ].join(' · ');
+}
+
+/** The reasons for a failed verdict, as a bullet list ('' when passed). */
+export function renderFailures(result: RunResult): string {
+  if (result.failures.length === 0) return '';
+  return result.failures.map((f) => `- ${escapeMarkdown(f)}`).join('\n');
+}
+
+/** The thresholds table: metric, expression, observed value on the aggregate, result. */
+export function renderThresholds(result: RunResult): string {
+  if (result.thresholds.length === 0) return '_The script defines no thresholds._';
+  const rows = result.thresholds.map((t) => {
+    const metric = result.metrics[t.metric];
+    const key = thresholdValueKey(t.expression);
+    const observed = t.observed === undefined ? 'no samples' : formatValue(metric, key, t.observed);
+    return `| ${inlineCode(t.metric)} | ${inlineCode(t.expression)} | ${observed} | ${t.ok ? '✅ pass' : '❌ fail'} |`;
+  });
+  return ['| Metric | Threshold | Observed (global) | Result |', '|---|---|---:|---|', ...rows].join('\n');
+}
+
+function thresholdValueKey(expression: string): string {
+  const method = expression.split(/<|>|=|!/)[0]!.trim();
+  const p = /^p\((.*)\)$/.exec(method);
+  return p ? percentileKey(Number(p[1])) : method;
+}
+
+/** Key numbers a reader looks for first, as `[label, value]` pairs (missing metrics are left out). */
+export function keyMetrics(result: RunResult): Array<[string, string]> {
+  const m = result.metrics;
+  const rows: Array<[string, string]> = [];
+  const reqs = m.http_reqs;
+  if (reqs)
+    rows.push([
+      'HTTP requests',
+      `${formatCount(reqs.values.count ?? 0)} (${formatRate(reqs.values.rate ?? 0)})`,
+    ]);
+  const duration = m['http_req_duration{expected_response:true}'] ?? m.http_req_duration;
+  if (duration) {
+    const v = duration.values;
+    const name = m['http_req_duration{expected_response:true}']
+      ? 'http_req_duration (expected responses)'
+      : 'http_req_duration';
+    rows.push([
+      `${name} p50 / p90 / p95 / p99`,
+      [50, 90, 95, 99].map((p) => formatMs(v[percentileKey(p)] ?? 0)).join(' / '),
+    ]);
+    rows.push([`${name} avg / max`, `${formatMs(v.avg ?? 0)} / ${formatMs(v.max ?? 0)}`]);
+  }
+  const failed = m.http_req_failed;
+  if (failed) {
+    rows.push([
+      'Error rate (http_req_failed)',
+      `${formatPercent(failed.values.rate ?? 0)} (${formatCount(failed.values.passes ?? 0)} of ${formatCount((failed.values.passes ?? 0) + (failed.values.fails ?? 0))})`,
+    ]);
+  }
+  const checks = m.checks;
+  if (checks) {
+    const total = (checks.values.passes ?? 0) + (checks.values.fails ?? 0);
+    rows.push([
+      'Checks passed',
+      `${formatPercent(checks.values.rate ?? 0)} (${formatCount(checks.values.passes ?? 0)} of ${formatCount(total)})`,
+    ]);
+  }
+  const iterations = m.iterations;
+  if (iterations) {
+    rows.push([
+      'Iterations',
+      `${formatCount(iterations.values.count ?? 0)} (${formatRate(iterations.values.rate ?? 0)})`,
+    ]);
+  }
+  const received = m.data_received;
+  const sent = m.data_sent;
+  if (received || sent) {
+    const fmt = (d: MetricResult | undefined) =>
+      d ? `${formatBytes(d.values.count ?? 0)} (${formatBytes(d.values.rate ?? 0)}/s)` : '—';
+    rows.push(['Data received / sent', `${fmt(received)} / ${fmt(sent)}`]);
+  }
+  const vusMax = m.vus_max;
+  if (vusMax) rows.push(['VUs (max)', formatCount(vusMax.values.max ?? vusMax.values.value ?? 0)]);
+  return rows;
+}
+
+/** The key metrics as a two-column table. */
+export function renderKeyMetrics(result: RunResult): string {
+  const rows = keyMetrics(result);
+  if (rows.length === 0) return '_No metrics were collected._';
+  return ['| Metric | Global value |', '|---|---:|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
+}
+
+function flattenChecks(group: GroupResult, out: Array<{ path: string; passes: number; fails: number }>) {
+  for (const c of group.checks)
+    out.push({ path: c.path.replace(/^::/, '').replaceAll('::', ' › '), passes: c.passes, fails: c.fails });
+  for (const g of group.groups) flattenChecks(g, out);
+  return out;
+}
+
+/** Every check across groups with its global passes and fails ('' when the script has none). */
+export function renderChecks(result: RunResult): string {
+  const checks = flattenChecks(result.rootGroup, []);
+  if (checks.length === 0) return '';
+  const rows = checks.map((c) => {
+    const total = c.passes + c.fails;
+    const mark = c.fails === 0 ? '✅' : '❌';
+    return `| ${mark} ${escapeMarkdown(c.path)} | ${formatCount(c.passes)} | ${formatCount(c.fails)} | ${formatPercent(total ? c.passes / total : 0)} |`;
+  });
+  return ['| Check | Passes | Fails | Pass rate |', '|---|---:|---:|---:|', ...rows].join('\n');
+}
+
+/** The per-runner table: segment, requests, RPS, its own p95, exit, start offset. */
+export function renderRunners(result: RunResult): string {
+  const rows = result.runners.map(
+    (r) =>
+      `${[
+        `| ${r.index}`,
+        inlineCode(r.segment),
+        r.requests === undefined ? '—' : formatCount(r.requests),
+        r.rps === undefined ? '—' : formatRate(r.rps),
+        r.p95Ms === undefined ? '—' : formatMs(r.p95Ms),
+        `${r.ok ? '✅' : '❌'} ${escapeMarkdown(r.exit)}`,
+        r.startOffsetMs === undefined ? '—' : `+${formatMs(r.startOffsetMs)}`,
+      ].join(' | ')} |`,
+  );
+  return [
+    '| Runner | Segment | Requests | RPS | p95 (own slice) | Exit | Start offset |',
+    '|---:|---|---:|---:|---:|---|---:|',
+    ...rows,
+  ].join('\n');
+}
+
+/**
+ * The whole report.
+ * @param options.title heading text (default `k6 distributed run`).
+ */
+export function renderReport(result: RunResult, options: { title?: string } = {}): string {
+  const parts = [`## ${escapeMarkdown(options.title ?? 'k6 distributed run')}`, renderHeadline(result)];
+  const failures = renderFailures(result);
+  if (failures) parts.push(failures);
+  parts.push('### Thresholds (judged on the aggregate of all runners)', renderThresholds(result));
+  parts.push('### Key metrics', renderKeyMetrics(result));
+  const checks = renderChecks(result);
+  if (checks) parts.push('### Checks', checks);
+  parts.push(
+    `### Runners (start skew ${formatMs(result.startSkewMs)})`,
+    renderRunners(result),
+    "_Per-runner p95 is shown for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._",
+  );
+  return `${parts.join('\n\n')}\n`;
+}
