@@ -4209,7 +4209,14 @@ function parseThresholdExpression(source, metric = "") {
         `threshold "${source}"${where}: the percentile in ${method} must be a number from 0 to 100`
       );
     }
-    return { source, aggregation: "p", percentile: percent, operator, value, valueKey: percentileKey(percent) };
+    return {
+      source,
+      aggregation: "p",
+      percentile: percent,
+      operator,
+      value,
+      valueKey: percentileKey(percent)
+    };
   }
   throw new ConfigurationError(
     `threshold "${source}"${where}: unknown aggregation "${method}"; use count, rate, value, avg, min, med, max or p(N)`
@@ -4226,7 +4233,9 @@ function parseMetricKey(key) {
     const colon = part.indexOf(":");
     const value = colon === -1 ? "" : part.slice(colon + 1);
     if (value === "") {
-      throw new ConfigurationError(`threshold metric "${key}": tag "${part}" has no value (expected tag:value)`);
+      throw new ConfigurationError(
+        `threshold metric "${key}": tag "${part}" has no value (expected tag:value)`
+      );
     }
     return [part.slice(0, colon).trim(), value.trim()];
   });
@@ -4364,11 +4373,14 @@ function mergePercentiles(grids, percents) {
   const total = parts.reduce((sum2, g) => sum2 + g.count, 0);
   const runners = parts.map((g) => ({ knots: knotsOf(g), weight: g.count / total }));
   const xs = [...new Set(runners.flatMap((r) => r.knots.map(([x]) => x)))].sort((a, b) => a - b);
-  const mixture = xs.map((x) => [x, runners.reduce((sum2, r) => sum2 + r.weight * cdfAt(r.knots, x), 0)]);
+  const mixture = xs.map((x) => [
+    x,
+    runners.reduce((sum2, r) => sum2 + r.weight * cdfAt(r.knots, x), 0)
+  ]);
   return percents.map((p) => quantileOf(mixture, p / 100));
 }
 function quantileOf(knots, p) {
-  if (p <= 0) return knots[0][0];
+  if (p <= knots[0][1]) return knots[0][0];
   for (let i = 1; i < knots.length; i++) {
     const [x1, p1] = knots[i];
     if (p1 >= p - 1e-12) {
@@ -4410,7 +4422,10 @@ function planRun(options) {
   };
 }
 function runnerArgs(plan, runner, paths) {
-  const tags = Object.entries({ ...plan.tags, runner: String(runner.index) }).flatMap(([k, v]) => ["--tag", `${k}=${v}`]);
+  const tags = Object.entries({ ...plan.tags, runner: String(runner.index) }).flatMap(([k, v]) => [
+    "--tag",
+    `${k}=${v}`
+  ]);
   return [
     "run",
     "--paused",
@@ -4428,7 +4443,7 @@ function runnerArgs(plan, runner, paths) {
     "--no-usage-report",
     "--quiet",
     "--no-color",
-    ...plan.userRunArgs,
+    ...plan.userRunArgs.map((arg) => arg.replaceAll("{runner}", String(runner.index))),
     paths.archive
   ];
 }
@@ -4478,7 +4493,10 @@ var LocalBackend = class {
         child,
         done: false,
         exited: new Promise((resolve) => {
-          child.once("error", (error62) => resolve({ code: null, reason: `could not start k6: ${error62.message}` }));
+          child.once(
+            "error",
+            (error62) => resolve({ code: null, reason: `could not start k6: ${error62.message}` })
+          );
           child.once("exit", (code, signal) => resolve({ code, signal }));
         })
       };
@@ -4509,7 +4527,9 @@ var LocalBackend = class {
   async cleanup() {
     const live = this.children.filter((c) => !c.done);
     for (const c of live) c.child.kill("SIGTERM");
-    const timeout2 = new Promise((resolve) => setTimeout(resolve, TERM_GRACE_MS, "timeout").unref());
+    const timeout2 = new Promise(
+      (resolve) => setTimeout(resolve, TERM_GRACE_MS, "timeout").unref()
+    );
     await Promise.race([Promise.all(live.map((c) => c.exited)), timeout2]);
     for (const c of live) if (!c.done) c.child.kill("SIGKILL");
     await Promise.all(live.map((c) => c.exited));
@@ -24234,13 +24254,13 @@ function date4(params) {
 }
 
 // src/config.ts
-var positiveSeconds = (name, fallback) => external_exports.coerce.number({ error: `${name} must be a number of seconds` }).positive({ error: `${name} must be more than 0 seconds` }).default(fallback);
+var positiveSeconds = (name, fallback) => external_exports.coerce.number({ error: `must be a number of seconds (${name})` }).positive({ error: `must be more than 0 seconds (${name})` }).default(fallback);
 var k6ArgsSchema = external_exports.union([external_exports.string(), external_exports.array(external_exports.string())]).default([]).transform((v) => typeof v === "string" ? parseArgsStringToArgv(v) : v);
 var runConfigSchema = external_exports.object({
   /** Path of the k6 script (or k6 archive). */
-  script: external_exports.string({ error: "script is required" }).min(1, { error: "script is required" }),
+  script: external_exports.string({ error: "is required" }).min(1, { error: "is required" }),
   /** Number of runners N (each runs execution segment i/N:(i+1)/N). */
-  runners: external_exports.coerce.number({ error: "runners must be a whole number" }).int({ error: "runners must be a whole number" }).min(1, { error: "runners must be at least 1" }).max(1e3, { error: "runners must be at most 1000" }).default(1),
+  runners: external_exports.coerce.number({ error: "must be a whole number" }).int({ error: "must be a whole number" }).min(1, { error: "must be at least 1" }).max(1e3, { error: "must be at most 1000" }).default(1),
   /** Extra k6 flags for every runner. */
   k6Args: k6ArgsSchema,
   /** Where the result JSON goes. */
@@ -24281,7 +24301,11 @@ async function startNodeTarget() {
   const server = http.createServer((req, res) => {
     const url2 = new URL(req.url ?? "/", "http://target");
     const runner = req.headers["x-runner"];
-    arrivals.push({ at: epoch + performance.now(), path: url2.pathname, ...typeof runner === "string" ? { runner } : {} });
+    arrivals.push({
+      at: epoch + performance.now(),
+      path: url2.pathname,
+      ...typeof runner === "string" ? { runner } : {}
+    });
     if (url2.pathname === "/api/items") {
       res.writeHead(200, { "content-type": "application/json" }).end(ITEMS);
     } else if (url2.pathname === "/slow") {
@@ -24425,7 +24449,8 @@ function num(raw, key) {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
 }
 function parseMetric(name, raw) {
-  if ("passes" in raw || "fails" in raw) return { type: "rate", passes: num(raw, "passes"), fails: num(raw, "fails") };
+  if ("passes" in raw || "fails" in raw)
+    return { type: "rate", passes: num(raw, "passes"), fails: num(raw, "fails") };
   if ("avg" in raw) {
     const points = [];
     for (const [key, value] of Object.entries(raw)) {
@@ -24433,11 +24458,13 @@ function parseMetric(name, raw) {
       if (m && typeof value === "number") points.push([Number(m[1]) / 100, value]);
     }
     points.sort((a, b) => a[0] - b[0]);
-    if (!("count" in raw)) throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
+    if (!("count" in raw))
+      throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
     const grid = { count: num(raw, "count"), min: num(raw, "min"), max: num(raw, "max"), points };
     return { type: "trend", count: grid.count, min: grid.min, max: grid.max, avg: num(raw, "avg"), grid };
   }
-  if ("value" in raw) return { type: "gauge", value: num(raw, "value"), min: num(raw, "min"), max: num(raw, "max") };
+  if ("value" in raw)
+    return { type: "gauge", value: num(raw, "value"), min: num(raw, "min"), max: num(raw, "max") };
   if ("count" in raw) return { type: "counter", count: num(raw, "count"), rate: num(raw, "rate") };
   throw new Error(`summary metric ${name} has an unknown shape: ${Object.keys(raw).join(", ")}`);
 }
@@ -24499,7 +24526,9 @@ function aggregateSummaries(summaries, options) {
       byName.set(name, list);
     }
   }
-  const percents = [.../* @__PURE__ */ new Set([...REPORTED_PERCENTILES, ...options.percentiles ?? []])].sort((a, b) => a - b);
+  const percents = [.../* @__PURE__ */ new Set([...REPORTED_PERCENTILES, ...options.percentiles ?? []])].sort(
+    (a, b) => a - b
+  );
   const out = {};
   for (const name of [...byName.keys()].sort()) {
     const parts = byName.get(name);
@@ -24633,7 +24662,8 @@ async function barrier(runners, exits, options) {
   const last = /* @__PURE__ */ new Map();
   let lastLog = begin;
   while (ready.size < runners.length) {
-    if (options.signal?.aborted) throw new RunStartError("interrupted before the start: no runner had started");
+    if (options.signal?.aborted)
+      throw new RunStartError("interrupted before the start: no runner had started");
     const failed = runners.find((r) => exits[r.index] !== void 0);
     if (failed) {
       const exit = exits[failed.index];
@@ -24659,7 +24689,9 @@ async function barrier(runners, exits, options) {
           last.set(r.index, statusName(s.status));
           if (s.status === K6_STATUS.PausedBeforeRun) ready.add(r.index);
           else if (s.status > K6_STATUS.PausedBeforeRun) {
-            throw new RunStartError(`runner ${r.index} is ${statusName(s.status)} before the start: it was not paused`);
+            throw new RunStartError(
+              `runner ${r.index} is ${statusName(s.status)} before the start: it was not paused`
+            );
           }
         } catch (error62) {
           if (error62 instanceof RunStartError) throw error62;
@@ -24673,7 +24705,9 @@ async function barrier(runners, exits, options) {
     }
     if (ready.size < runners.length) await sleep(100);
   }
-  options.log.info(`all ${runners.length} runners ready (status 4, PausedBeforeRun) after ${Date.now() - begin} ms`);
+  options.log.info(
+    `all ${runners.length} runners ready (status 4, PausedBeforeRun) after ${Date.now() - begin} ms`
+  );
 }
 async function startAll(runners, log) {
   const epoch = Date.now() - performance.now();
@@ -24701,7 +24735,7 @@ async function monitorRun(runners, exits, startedAtMs, options) {
   const deadline = startedAtMs + (options.preflight.totalDurationS + (options.graceS ?? 120)) * 1e3;
   const progressMs = (options.progressIntervalS ?? 10) * 1e3;
   const stopTimeoutMs = (options.stopTimeoutS ?? 30) * 1e3;
-  const aborted2 = abortPromise(options.signal);
+  let aborted2 = abortPromise(options.signal);
   let stoppedAt;
   let nextProgress = Date.now() + progressMs;
   const live = { at: Date.now(), requests: 0, perRunner: /* @__PURE__ */ new Map() };
@@ -24721,6 +24755,14 @@ async function monitorRun(runners, exits, startedAtMs, options) {
       sleep(1e3).then(() => ({ kind: "tick" })),
       aborted2.then(() => ({ kind: "abort" }))
     ]);
+    if (event.kind === "abort") {
+      aborted2 = new Promise(() => {
+      });
+      if (stoppedAt === void 0) {
+        failures.push("interrupted: the run was cancelled and every runner was stopped");
+        stopAll("interrupted");
+      }
+    }
     for (const i of [...pending]) {
       const exit = exits[i];
       if (!exit) continue;
@@ -24740,10 +24782,6 @@ async function monitorRun(runners, exits, startedAtMs, options) {
           stopAll(why);
         }
       }
-    }
-    if (event.kind === "abort" && stoppedAt === void 0) {
-      failures.push("interrupted: the run was cancelled and every runner was stopped");
-      stopAll("interrupted");
     }
     const now = Date.now();
     if (stoppedAt === void 0 && now > deadline) {
@@ -24819,7 +24857,9 @@ function buildResult(input2) {
     }
   });
   const present = summaries.filter((s) => s !== void 0);
-  const ends = summaries.map((s, i) => s?.durationS === void 0 ? void 0 : start.offsetsMs[i] / 1e3 + s.durationS);
+  const ends = summaries.map(
+    (s, i) => s?.durationS === void 0 ? void 0 : start.offsetsMs[i] / 1e3 + s.durationS
+  );
   const known = ends.filter((e) => e !== void 0);
   const durationS = known.length > 0 ? Math.max(...known) : (monitor.endedAtMs - start.startedAtMs) / 1e3;
   const metrics = aggregateSummaries(present, {
@@ -24971,7 +25011,11 @@ function keyMetrics(result) {
   const m = result.metrics;
   const rows = [];
   const reqs = m.http_reqs;
-  if (reqs) rows.push(["HTTP requests", `${formatCount(reqs.values.count ?? 0)} (${formatRate(reqs.values.rate ?? 0)})`]);
+  if (reqs)
+    rows.push([
+      "HTTP requests",
+      `${formatCount(reqs.values.count ?? 0)} (${formatRate(reqs.values.rate ?? 0)})`
+    ]);
   const duration3 = m["http_req_duration{expected_response:true}"] ?? m.http_req_duration;
   if (duration3) {
     const v = duration3.values;
@@ -24992,11 +25036,17 @@ function keyMetrics(result) {
   const checks = m.checks;
   if (checks) {
     const total = (checks.values.passes ?? 0) + (checks.values.fails ?? 0);
-    rows.push(["Checks passed", `${formatPercent(checks.values.rate ?? 0)} (${formatCount(checks.values.passes ?? 0)} of ${formatCount(total)})`]);
+    rows.push([
+      "Checks passed",
+      `${formatPercent(checks.values.rate ?? 0)} (${formatCount(checks.values.passes ?? 0)} of ${formatCount(total)})`
+    ]);
   }
   const iterations = m.iterations;
   if (iterations) {
-    rows.push(["Iterations", `${formatCount(iterations.values.count ?? 0)} (${formatRate(iterations.values.rate ?? 0)})`]);
+    rows.push([
+      "Iterations",
+      `${formatCount(iterations.values.count ?? 0)} (${formatRate(iterations.values.rate ?? 0)})`
+    ]);
   }
   const received = m.data_received;
   const sent = m.data_sent;
@@ -25014,7 +25064,8 @@ function renderKeyMetrics(result) {
   return ["| Metric | Global value |", "|---|---:|", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
 }
 function flattenChecks(group, out) {
-  for (const c of group.checks) out.push({ path: c.path.replace(/^::/, "").replaceAll("::", " \u203A "), passes: c.passes, fails: c.fails });
+  for (const c of group.checks)
+    out.push({ path: c.path.replace(/^::/, "").replaceAll("::", " \u203A "), passes: c.passes, fails: c.fails });
   for (const g of group.groups) flattenChecks(g, out);
   return out;
 }
@@ -25030,7 +25081,7 @@ function renderChecks(result) {
 }
 function renderRunners(result) {
   const rows = result.runners.map(
-    (r) => [
+    (r) => `${[
       `| ${r.index}`,
       inlineCode(r.segment),
       r.requests === void 0 ? "\u2014" : formatCount(r.requests),
@@ -25038,7 +25089,7 @@ function renderRunners(result) {
       r.p95Ms === void 0 ? "\u2014" : formatMs(r.p95Ms),
       `${r.ok ? "\u2705" : "\u274C"} ${escapeMarkdown(r.exit)}`,
       r.startOffsetMs === void 0 ? "\u2014" : `+${formatMs(r.startOffsetMs)}`
-    ].join(" | ") + " |"
+    ].join(" | ")} |`
   );
   return [
     "| Runner | Segment | Requests | RPS | p95 (own slice) | Exit | Start offset |",
@@ -25080,7 +25131,9 @@ function cachedK6Path(env = process.env) {
 }
 function isSuitable(binary) {
   try {
-    return /^k6 v[12]\./.test(execFileSync(binary, ["version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    return /^k6 v[12]\./.test(
+      execFileSync(binary, ["version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+    );
   } catch {
     return false;
   }
@@ -25088,7 +25141,8 @@ function isSuitable(binary) {
 function resolveK6Binary(explicit, env = process.env) {
   const chosen = explicit || env.K6_BINARY;
   if (chosen) {
-    if (!isSuitable(chosen)) throw new ConfigurationError(`k6 binary: ${chosen} is not a runnable k6 v1.x or v2.x`);
+    if (!isSuitable(chosen))
+      throw new ConfigurationError(`k6 binary: ${chosen} is not a runnable k6 v1.x or v2.x`);
     return chosen;
   }
   for (const dir of (env.PATH ?? "").split(path4.delimiter)) {
@@ -25182,8 +25236,10 @@ async function k6(binary, args, what) {
   } catch (error62) {
     const e = error62;
     if (e.code === "ENOENT") throw new ConfigurationError(`k6 binary: ${binary} was not found`);
-    throw new ConfigurationError(`${what}: ${k6ErrorLine(`${e.stdout ?? ""}
-${e.stderr ?? ""}`) || e.message}`);
+    throw new ConfigurationError(
+      `${what}: ${k6ErrorLine(`${e.stdout ?? ""}
+${e.stderr ?? ""}`) || e.message}`
+    );
   }
 }
 async function preflight(options) {
@@ -25201,12 +25257,12 @@ async function preflight(options) {
   await k6(
     k6Binary,
     ["archive", "--quiet", "--no-color", "-O", archivePath, ...archiveArgs, script],
-    `script ${script} is not a valid k6 test`
+    `k6 archive ${script}`
   );
   const inspected = await k6(
     k6Binary,
     ["inspect", "--execution-requirements", archivePath],
-    `script ${script}: k6 inspect failed`
+    `k6 inspect ${script}`
   );
   const options_ = JSON.parse(inspected);
   const thresholds = parseThresholds(options_.thresholds);
@@ -25215,7 +25271,17 @@ async function preflight(options) {
   const tags = Object.fromEntries(
     Object.entries(options_.tags ?? {}).map(([k, v]) => [k, String(v)])
   );
-  return { archivePath, k6Version, scriptHash, thresholds, maxVUs, totalDurationS, tags, runArgs, options: options_ };
+  return {
+    archivePath,
+    k6Version,
+    scriptHash,
+    thresholds,
+    maxVUs,
+    totalDurationS,
+    tags,
+    runArgs,
+    options: options_
+  };
 }
 
 // src/result-file.ts
@@ -25343,7 +25409,9 @@ function buildProgram() {
   program2.command("run").description("run a k6 script as N runners on this machine; extra k6 flags go after --").argument("<script>", "k6 script (or k6 archive)").argument("[k6-flags...]", "extra k6 flags, after --, e.g. -- --vus 50 -e BASE_URL=http://127.0.0.1:8080").option("-n, --runners <n>", "number of runners (each runs execution segment i/N:(i+1)/N)", "1").option("-o, --out <file>", "result JSON", "k6-distributed-result.json").option("--report <file>", "also write the markdown report to this file").option("--k6 <path>", "k6 binary (default: $K6_BINARY, k6 on PATH, or the pinned build)").option("--k6-args <flags>", "extra k6 flags as one shell-quoted string").option("--start-timeout <s>", "seconds runners may take to initialise their VUs", "300").option("--grace <s>", "seconds allowed beyond the test's totalDuration", "120").addOption(new Option("--progress-interval <s>", "seconds between progress lines").default("10")).action(async (script, extra, flags) => {
     process.exitCode = await runCommand(script, extra, flags);
   });
-  program2.command("demo").description("start a local HTTP target (nginx, else a bundled server) and run examples/quickstart.js on it").option("-n, --runners <n>", "number of runners", "4").option("--duration <d>", "test duration (k6 duration)", "15s").option("--rate <n>", "requests per second for the whole test", "400").action(async (flags) => {
+  program2.command("demo").description(
+    "start a local HTTP target (nginx, else a bundled server) and run examples/quickstart.js on it"
+  ).option("-n, --runners <n>", "number of runners", "4").option("--duration <d>", "test duration (k6 duration)", "15s").option("--rate <n>", "requests per second for the whole test", "400").action(async (flags) => {
     process.exitCode = await demoCommand(flags);
   });
   return program2;

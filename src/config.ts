@@ -10,8 +10,8 @@ import { ConfigurationError } from './errors.ts';
 
 const positiveSeconds = (name: string, fallback: number) =>
   z.coerce
-    .number({ error: `${name} must be a number of seconds` })
-    .positive({ error: `${name} must be more than 0 seconds` })
+    .number({ error: `must be a number of seconds (${name})` })
+    .positive({ error: `must be more than 0 seconds (${name})` })
     .default(fallback);
 
 /** k6 flags as one string (shell-quoted, `--tag "a=b c"`) or already split into words. */
@@ -22,13 +22,13 @@ const k6ArgsSchema = z
 
 export const runConfigSchema = z.object({
   /** Path of the k6 script (or k6 archive). */
-  script: z.string({ error: 'script is required' }).min(1, { error: 'script is required' }),
+  script: z.string({ error: 'is required' }).min(1, { error: 'is required' }),
   /** Number of runners N (each runs execution segment i/N:(i+1)/N). */
   runners: z.coerce
-    .number({ error: 'runners must be a whole number' })
-    .int({ error: 'runners must be a whole number' })
-    .min(1, { error: 'runners must be at least 1' })
-    .max(1000, { error: 'runners must be at most 1000' })
+    .number({ error: 'must be a whole number' })
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be at least 1' })
+    .max(1000, { error: 'must be at most 1000' })
     .default(1),
   /** Extra k6 flags for every runner. */
   k6Args: k6ArgsSchema,

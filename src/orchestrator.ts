@@ -212,7 +212,8 @@ async function monitorRun(
   const deadline = startedAtMs + (options.preflight.totalDurationS + (options.graceS ?? 120)) * 1000;
   const progressMs = (options.progressIntervalS ?? 10) * 1000;
   const stopTimeoutMs = (options.stopTimeoutS ?? 30) * 1000;
-  const aborted = abortPromise(options.signal);
+  // Once handled, the abort is replaced by a promise that never settles, so the loop waits again.
+  let aborted: Promise<'abort'> = abortPromise(options.signal);
   let stoppedAt: number | undefined;
   let nextProgress = Date.now() + progressMs;
   const live: LiveTotals = { at: Date.now(), requests: 0, perRunner: new Map() };
@@ -234,6 +235,14 @@ async function monitorRun(
       sleep(1000).then(() => ({ kind: 'tick' as const })),
       aborted.then(() => ({ kind: 'abort' as const })),
     ]);
+    // The interruption first: runners that a terminal's Ctrl-C reached too exit 105, which is not their failure.
+    if (event.kind === 'abort') {
+      aborted = new Promise(() => {});
+      if (stoppedAt === undefined) {
+        failures.push('interrupted: the run was cancelled and every runner was stopped');
+        stopAll('interrupted');
+      }
+    }
     for (const i of [...pending]) {
       const exit = exits[i];
       if (!exit) continue;
@@ -253,10 +262,6 @@ async function monitorRun(
           stopAll(why);
         }
       }
-    }
-    if (event.kind === 'abort' && stoppedAt === undefined) {
-      failures.push('interrupted: the run was cancelled and every runner was stopped');
-      stopAll('interrupted');
     }
     const now = Date.now();
     if (stoppedAt === undefined && now > deadline) {

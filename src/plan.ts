@@ -28,7 +28,10 @@ export interface RunPlan {
   sequence: string;
   /** The `--summary-trend-stats` list every runner reports (count, min, max, avg, med, dense p(N)). */
   trendStats: string;
-  /** Flags for `k6 run` that the user gave and that only `k6 run` accepts (e.g. `--out`). */
+  /**
+   * Flags for `k6 run` that the user gave and that only `k6 run` accepts (e.g. `--out`); `{runner}`
+   * in them becomes the runner's index, so that `--out json=raw-{runner}.json` gives one file each.
+   */
   userRunArgs: string[];
   /** Tags for every sample, from the script's `options.tags` and the user's `--tag`; `runner` is added per runner. */
   tags: Record<string, string>;
@@ -116,7 +119,7 @@ export function runnerArgs(
     '--no-usage-report',
     '--quiet',
     '--no-color',
-    ...plan.userRunArgs,
+    ...plan.userRunArgs.map((arg) => arg.replaceAll('{runner}', String(runner.index))),
     paths.archive,
   ];
 }

@@ -92,7 +92,8 @@ export function mergePercentiles(grids: readonly QuantileGrid[], percents: reado
 
 /** Inverts a piecewise-linear CDF: the smallest value whose fraction reaches p. */
 function quantileOf(knots: Knots, p: number): number {
-  if (p <= 0) return knots[0]![0];
+  // The first knot may already hold mass (every runner's samples equal at the minimum).
+  if (p <= knots[0]![1]) return knots[0]![0];
   for (let i = 1; i < knots.length; i++) {
     const [x1, p1] = knots[i]!;
     if (p1 >= p - 1e-12) {

@@ -166,12 +166,12 @@ export async function preflight(options: {
   await k6(
     k6Binary,
     ['archive', '--quiet', '--no-color', '-O', archivePath, ...archiveArgs, script],
-    `script ${script} is not a valid k6 test`,
+    `k6 archive ${script}`,
   );
   const inspected = await k6(
     k6Binary,
     ['inspect', '--execution-requirements', archivePath],
-    `script ${script}: k6 inspect failed`,
+    `k6 inspect ${script}`,
   );
   const options_ = JSON.parse(inspected) as Record<string, unknown>;
   const thresholds = parseThresholds(options_.thresholds);

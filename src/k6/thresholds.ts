@@ -254,7 +254,7 @@ export function observedValue(
  * Writes each outcome into `metrics[metric].thresholds` too (handleSummary shape).
  * @param metrics the global metrics, trends carrying every `p(N)` of {@link thresholdPercentiles}.
  * @throws ConfigurationError when an expression uses an aggregation its metric's type lacks.
- * @returns one row per expression, in the script's order.
+ * @returns one row per expression, in the order given (`k6 inspect` sorts metrics by name).
  */
 export function evaluateThresholds(
   thresholds: readonly Threshold[],

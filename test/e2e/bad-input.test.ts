@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import { k6ProcessesUnder, leftovers, runCli, startCli, writeScript } from '../support/cli.ts';
+
+// Real k6 and the real CLI: every mistake gives one clear line, exit code 2, and leaves nothing behind.
+
+const valid = writeScript(`
+import http from 'k6/http';
+export const options = { vus: 3, iterations: 3, thresholds: { http_req_duration: ['p(95)<1000'] } };
+export default function () { http.get('http://127.0.0.1:9/'); }
+`);
+
+describe('bad input', () => {
+  it.each([
+    [
+      'a missing script',
+      ['run', '/nonexistent/load.js'],
+      /error: script: \/nonexistent\/load\.js does not exist/,
+    ],
+    ['fewer than 1 runner', ['run', valid, '--runners', '0'], /error: runners: must be at least 1/],
+    [
+      'a runner count that is not a number',
+      ['run', valid, '--runners', 'four'],
+      /error: runners: must be a whole number/,
+    ],
+    [
+      'more runners than VUs',
+      ['run', valid, '--runners', '4'],
+      /error: runners: 4 runners for a test of at most 3 VUs/,
+    ],
+    ['an unknown option of ours', ['run', valid, '--bogus'], /error: unknown option '--bogus'/],
+    ['an unknown k6 flag', ['run', valid, '--', '--bogus'], /error: k6 archive .*: unknown flag: --bogus/],
+    [
+      'a flag the product sets',
+      ['run', valid, '--', '--execution-segment', '0:1/2'],
+      /error: k6 args: --execution-segment cannot be given/,
+    ],
+    [
+      'a syntax error',
+      ['run', writeScript('export default function( {\n')],
+      /error: k6 archive .*script\.js.*Unexpected/,
+    ],
+    [
+      'a malformed threshold',
+      [
+        'run',
+        writeScript(
+          `export const options = { thresholds: { http_reqs: ['count>>1'] } };\nexport default function () {}\n`,
+        ),
+      ],
+      /error: k6 archive .*count>>1/,
+    ],
+    [
+      'a threshold with an aggregation its metric lacks',
+      [
+        'run',
+        writeScript(
+          `export const options = { thresholds: { http_reqs: ['p(95)<1'] } };\nexport default function () {}\n`,
+        ),
+      ],
+      /error: .*p\(95\)<1.*http_reqs/,
+    ],
+  ])('%s', async (_name, args, message) => {
+    const run = await runCli(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    // One line, no stack trace.
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.result).toBeUndefined();
+    expect(k6ProcessesUnder(run.tmp)).toEqual([]);
+    expect(leftovers(run.tmp)).toEqual([]);
+  });
+});
+
+describe('interruption', () => {
+  let target: RecordingTarget;
+  beforeAll(async () => {
+    target = await startNodeTarget();
+  });
+  afterAll(async () => {
+    await target.stop();
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s stops every runner, writes the partial result and exits',
+    async (signal) => {
+      const script = writeScript(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 4, duration: '60s' };
+export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
+`);
+      const { child, done } = startCli(['run', script, '--runners', '4', '--', '-e', `TARGET=${target.url}`]);
+      let stderr = '';
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+      });
+      const startedAt = Date.now();
+      while (!stderr.includes('started 4 runners') && Date.now() - startedAt < 60_000) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill(signal);
+      const run = await done;
+      expect(run.code).toBe(130);
+      expect(run.result!.verdict).toBe('failed');
+      expect(run.result!.failures).toContain(
+        'interrupted: the run was cancelled and every runner was stopped',
+      );
+      expect(run.result!.metrics.http_reqs!.values.count).toBeGreaterThan(0);
+      expect(run.result!.runners.map((r) => r.exitCode)).toEqual([103, 103, 103, 103]);
+      expect(k6ProcessesUnder(run.tmp)).toEqual([]);
+      expect(leftovers(run.tmp)).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,96 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunResult } from '../../src/result.ts';
+
+/** The repository root. */
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** Output of one CLI run. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The private TMPDIR the CLI ran with: nothing may be left in it. */
+  tmp: string;
+  /** The parsed result JSON, when the CLI wrote one. */
+  result?: RunResult;
+}
+
+/** A fresh folder for one test. */
+export function tempDir(prefix = 'k6d-test-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * Starts the CLI from source on this Node (24), with its own TMPDIR so a test can check that it
+ * left nothing behind. Returns the child and a promise of its outcome.
+ */
+export function startCli(
+  args: string[],
+  options: { cwd?: string } = {},
+): { child: ChildProcess; done: Promise<CliRun> } {
+  const tmp = tempDir('k6d-cli-tmp-');
+  const cwd = options.cwd ?? tempDir('k6d-cli-cwd-');
+  const child = spawn(process.execPath, [path.join(ROOT, 'src/cli-main.ts'), ...args], {
+    cwd,
+    env: { ...process.env, TMPDIR: tmp },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const done = new Promise<CliRun>((resolve) => {
+    child.on('close', (code) => {
+      const out: CliRun = { code, stdout, stderr, tmp };
+      const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+      const resultArg = ours.indexOf('--out');
+      const resultPath = path.resolve(
+        cwd,
+        resultArg >= 0 ? args[resultArg + 1]! : 'k6-distributed-result.json',
+      );
+      try {
+        out.result = JSON.parse(readFileSync(resultPath, 'utf8')) as RunResult;
+      } catch {
+        // no result written
+      }
+      resolve(out);
+    });
+  });
+  return { child, done };
+}
+
+/** Runs the CLI to the end. */
+export function runCli(args: string[], options: { cwd?: string } = {}): Promise<CliRun> {
+  return startCli(args, options).done;
+}
+
+/** k6 processes whose command line mentions `marker` (e.g. a test's TMPDIR). */
+export function k6ProcessesUnder(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', marker], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(' run ') && !l.includes('pgrep'));
+  } catch {
+    return [];
+  }
+}
+
+/** Files left in a folder. */
+export function leftovers(dir: string): string[] {
+  return readdirSync(dir);
+}
+
+/** Writes a k6 script into a fresh folder and returns its path. */
+export function writeScript(source: string, name = 'script.js'): string {
+  const dir = tempDir('k6d-script-');
+  const file = path.join(dir, name);
+  writeFileSync(file, source);
+  return file;
+}

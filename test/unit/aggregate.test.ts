@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateSummaries, mergeGroups } from '../../src/aggregate.ts';
+import { parseRunnerSummary } from '../../src/k6/summary.ts';
+import { QUANTILE_GRID } from '../../src/quantiles.ts';
+
+/** A runner summary in the shape `k6 run --summary-export` writes (legacy machine-readable summary). */
+function exportJson(opts: {
+  requests: number;
+  durationS: number;
+  latencies: number[];
+  failed: number;
+  vus: number;
+}) {
+  const sorted = [...opts.latencies].sort((a, b) => a - b);
+  const pct = (p: number) => {
+    const i = (p / 100) * (sorted.length - 1);
+    const lo = sorted[Math.floor(i)]!;
+    return lo + (sorted[Math.ceil(i)]! - lo) * (i - Math.floor(i));
+  };
+  const trend: Record<string, number> = {
+    count: sorted.length,
+    min: sorted[0]!,
+    max: sorted.at(-1)!,
+    avg: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+    med: pct(50),
+  };
+  for (const p of QUANTILE_GRID) trend[`p(${p})`] = pct(p);
+  return JSON.stringify({
+    root_group: {
+      name: '',
+      path: '',
+      id: 'x',
+      groups: {
+        login: {
+          name: 'login',
+          path: '::login',
+          id: 'y',
+          groups: {},
+          checks: {
+            ok: {
+              name: 'ok',
+              path: '::login::ok',
+              id: 'z',
+              passes: opts.requests - opts.failed,
+              fails: opts.failed,
+            },
+          },
+        },
+      },
+      checks: {},
+    },
+    metrics: {
+      http_reqs: { count: opts.requests, rate: opts.requests / opts.durationS },
+      'http_reqs{scenario:api}': { count: opts.requests, rate: opts.requests / opts.durationS },
+      http_req_failed: {
+        passes: opts.failed,
+        fails: opts.requests - opts.failed,
+        value: opts.failed / opts.requests,
+      },
+      http_req_duration: { ...trend, thresholds: { 'p(95)<1': true } },
+      vus: { value: opts.vus, min: 0, max: opts.vus },
+      my_gauge: { value: opts.vus * 10, min: 1, max: opts.vus * 10 },
+    },
+  });
+}
+
+describe('aggregation of runner summaries', () => {
+  const a = parseRunnerSummary(
+    exportJson({ requests: 100, durationS: 10, latencies: [1, 2, 3, 4], failed: 1, vus: 5 }),
+  );
+  const b = parseRunnerSummary(
+    exportJson({ requests: 300, durationS: 10, latencies: [10, 20], failed: 3, vus: 7 }),
+  );
+  const metrics = aggregateSummaries([a, b], { durationS: 10.5, percentiles: [97.5] });
+
+  it('tells metric types from the export shape and reads each runner duration', () => {
+    expect(a.metrics.http_reqs?.type).toBe('counter');
+    expect(a.metrics.http_req_failed?.type).toBe('rate');
+    expect(a.metrics.vus?.type).toBe('gauge');
+    expect(a.metrics.http_req_duration?.type).toBe('trend');
+    expect(a.durationS).toBeCloseTo(10);
+  });
+
+  it('sums counters and divides by the global window', () => {
+    expect(metrics.http_reqs?.values).toEqual({ count: 400, rate: 400 / 10.5 });
+    expect(metrics['http_reqs{scenario:api}']?.values.count).toBe(400);
+  });
+
+  it('sums rate passes and fails', () => {
+    expect(metrics.http_req_failed?.values).toEqual({ rate: 4 / 400, passes: 4, fails: 396 });
+  });
+
+  it('sums VUs but not other gauges', () => {
+    expect(metrics.vus?.values.value).toBe(12);
+    expect(metrics.my_gauge?.values).toEqual({ value: 70, min: 1, max: 70 });
+  });
+
+  it('keeps trend count, min, max and a count-weighted avg exact', () => {
+    const v = metrics.http_req_duration!.values;
+    expect([v.count, v.min, v.max]).toEqual([6, 1, 20]);
+    expect(v.avg).toBeCloseTo((1 + 2 + 3 + 4 + 10 + 20) / 6, 10);
+    expect(v['p(97.5)']).toBeGreaterThan(10);
+    expect(Object.keys(v)).toEqual(
+      expect.arrayContaining(['med', 'p(50)', 'p(90)', 'p(95)', 'p(99)', 'p(99.9)', 'p(99.99)', 'p(97.5)']),
+    );
+    expect(metrics.http_req_duration!.contains).toBe('time');
+    expect(metrics.http_req_duration!.thresholds).toBeUndefined();
+  });
+
+  it('merges groups and checks by path', () => {
+    const root = mergeGroups([a.rootGroup, b.rootGroup]);
+    expect(root.groups).toHaveLength(1);
+    expect(root.groups[0]!.checks).toEqual([{ name: 'ok', path: '::login::ok', passes: 396, fails: 4 }]);
+  });
+});
