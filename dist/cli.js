@@ -24711,6 +24711,7 @@ async function barrier(runners, exits, options) {
 }
 async function startAll(runners, log) {
   const epoch = Date.now() - performance.now();
+  const sentAt = performance.now();
   const done = await Promise.all(
     runners.map(
       (r) => r.api.start().then(
@@ -24725,7 +24726,7 @@ async function startAll(runners, log) {
   const offsetsMs = done.map((t) => t - first);
   const skewMs = Math.max(...offsetsMs);
   log.info(`started ${runners.length} runners; start skew ${skewMs.toFixed(1)} ms`);
-  return { startedAtMs: epoch + first, offsetsMs, skewMs };
+  return { startedAtMs: epoch + sentAt, offsetsMs, skewMs };
 }
 async function monitorRun(runners, exits, startedAtMs, options) {
   const { log } = options;

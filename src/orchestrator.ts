@@ -164,15 +164,16 @@ async function barrier(
 }
 
 interface StartInfo {
-  /** Epoch ms of the first runner's confirmed start. */
+  /** Epoch ms at which the un-pause requests were sent: no runner can run before it. */
   startedAtMs: number;
-  /** Per runner: ms after the first runner's start. */
+  /** Per runner: when it confirmed its start, in ms after the first confirmation. */
   offsetsMs: number[];
   skewMs: number;
 }
 
 async function startAll(runners: Runner[], log: Logger): Promise<StartInfo> {
   const epoch = Date.now() - performance.now();
+  const sentAt = performance.now();
   // All PATCHes go out in the same tick, on connections the barrier's polling kept warm.
   const done = await Promise.all(
     runners.map((r) =>
@@ -188,7 +189,7 @@ async function startAll(runners: Runner[], log: Logger): Promise<StartInfo> {
   const offsetsMs = done.map((t) => t - first);
   const skewMs = Math.max(...offsetsMs);
   log.info(`started ${runners.length} runners; start skew ${skewMs.toFixed(1)} ms`);
-  return { startedAtMs: epoch + first, offsetsMs, skewMs };
+  return { startedAtMs: epoch + sentAt, offsetsMs, skewMs };
 }
 
 interface MonitorInfo {

@@ -131,7 +131,7 @@ export interface RunResult {
   /** The script as given (path). */
   script: string;
   environment: RunEnvironment;
-  /** ISO 8601 time of the synchronised start. */
+  /** ISO 8601 time the synchronised start was sent to every runner (no runner ran before it). */
   startedAt: string;
   /** ISO 8601 time the last runner ended. */
   endedAt: string;
