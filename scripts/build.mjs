@@ -1,6 +1,6 @@
 // Builds dist/: one ESM bundle per entry, for the Actions runtime node24.
 // `node scripts/build.mjs --check` rebuilds in memory and fails when dist/ differs (stale dist).
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -8,6 +8,8 @@ import * as esbuild from 'esbuild';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export const entries = {
   cli: 'src/cli-main.ts',
+  run: 'src/actions/run/main.ts',
+  'run-post': 'src/actions/run/post.ts',
 };
 
 export async function build({ write }) {
@@ -31,6 +33,10 @@ export async function build({ write }) {
       ].join('\n'),
     },
     legalComments: 'none',
+    // One shared chunk for the code the entries have in common, minified: dist/ is committed.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    minify: true,
     logLevel: 'warning',
     write,
   });
@@ -39,6 +45,7 @@ export async function build({ write }) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
+  if (!check) await rm(path.join(root, 'dist'), { recursive: true, force: true });
   const files = await build({ write: !check });
   if (!check) await chmod(path.join(root, 'dist', 'cli.js'), 0o755);
   if (check) {
@@ -47,6 +54,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       const committed = await readFile(file.path, 'utf8').catch(() => '');
       if (committed !== file.text) stale.push(path.relative(root, file.path));
     }
+    const expected = new Set(files.map((f) => path.relative(root, f.path)));
+    const present = (await readdir(path.join(root, 'dist'), { recursive: true, withFileTypes: true }))
+      .filter((d) => d.isFile())
+      .map((d) => path.relative(root, path.join(d.parentPath, d.name)));
+    for (const extra of present) if (!expected.has(extra)) stale.push(`${extra} (not built any more)`);
     if (stale.length > 0) {
       console.error(`dist/ is stale (${stale.join(', ')}): run \`npm run build\` and commit dist/`);
       process.exit(1);

@@ -80,6 +80,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   const { backend, plan, preflight, log } = options;
   let runners: Runner[] = [];
   try {
+    await backend.preflight?.();
     runners = await backend.launch(plan, preflight.archivePath);
     const exits: Array<RunnerExit | undefined> = runners.map(() => undefined);
     runners.forEach((r, i) => {

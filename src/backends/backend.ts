@@ -38,6 +38,11 @@ export interface Runner {
 export interface Backend {
   readonly name: 'local' | 'kubernetes';
   /**
+   * Checks what can be checked before anything is created (e.g. the credentials' permissions).
+   * @throws ConfigurationError naming what is missing.
+   */
+  preflight?(): Promise<void>;
+  /**
    * Starts every runner of the plan, paused (`--paused`), running the archive at `archivePath`.
    * Resolves once every runner exists; readiness is the orchestrator's barrier.
    * @throws Error (or ConfigurationError) when runners cannot be created; what was created is

@@ -1,0 +1,3 @@
+import { post } from './runner.ts';
+
+await post();

@@ -1,0 +1,354 @@
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { runnerCompleted } from '../../k6/exit-codes.ts';
+import { type RunnerRequest, runnerApi } from '../../k6/rest.ts';
+import type { Logger } from '../../orchestrator.ts';
+import type { RunPlan } from '../../plan.ts';
+import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import {
+  archiveConfigMap,
+  LABELS,
+  MAX_ARCHIVE_BYTES,
+  type Placement,
+  REST_PORT,
+  type Resources,
+  type RunnerEnv,
+  runName,
+  runnerJob,
+  summaryMarkers,
+} from './manifests.ts';
+import { checkPermissions } from './permissions.ts';
+import { type PodState, RunnerPods } from './pods.ts';
+
+/** When the backend removes what it created. */
+export type CleanupPolicy = 'always' | 'on-success' | 'never';
+
+/** Options of {@link KubernetesBackend}. */
+export interface KubernetesBackendOptions {
+  kc: KubeConfig;
+  namespace: string;
+  /** A short unique id (lowercase letters and digits): names and labels carry it. */
+  runId: string;
+  /** Runner container image, e.g. `grafana/k6:2.2.0`. */
+  image: string;
+  placement: Placement;
+  resources?: Resources;
+  env?: RunnerEnv[];
+  labels?: Record<string, string>;
+  /**
+   * `always`: delete everything at the end; `on-success`: keep the Jobs, Pods and ConfigMap for
+   * inspection when a runner failed; `never`: keep them. Runners still running are stopped in
+   * every case.
+   */
+  cleanup: CleanupPolicy;
+  /** How long a runner Pod may stay Unschedulable before the run fails, in s. */
+  scheduleTimeoutS: number;
+  /** Safety net on each Job (`activeDeadlineSeconds`), in s. */
+  activeDeadlineSeconds: number;
+  log: Logger;
+}
+
+/** The message of an API error: client-node 2.x puts the Status JSON in `body` as a string. */
+export function apiErrorMessage(error: unknown): string {
+  const body = (error as { body?: unknown })?.body;
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: string };
+      if (status.message) return status.message;
+    } catch {
+      // not JSON
+    }
+  }
+  return errorMessage(error).split('\n')[0]!;
+}
+
+/**
+ * Splits a runner's Pod log into the summary JSON its wrapper printed between the markers and the
+ * rest (k6's own log lines).
+ */
+export function splitRunnerLog(log: string, runId: string): { summary?: string; rest: string } {
+  const { begin, end } = summaryMarkers(runId);
+  const from = log.lastIndexOf(begin);
+  const to = log.lastIndexOf(end);
+  if (from === -1 || to === -1 || to < from) return { rest: log };
+  const summary = log.slice(from + begin.length, to).trim();
+  const rest = log.slice(0, from) + log.slice(to + end.length);
+  return summary ? { summary, rest } : { rest };
+}
+
+/**
+ * The Kubernetes backend: one Job per runner on the user's cluster, the archive in a ConfigMap,
+ * readiness and failures from a Pod watch, the k6 REST API through the API server's pod proxy
+ * (`/api/v1/namespaces/NS/pods/NAME:6565/proxy/v1/status`, RBAC `pods/proxy`).
+ */
+export class KubernetesBackend implements Backend {
+  readonly name = 'kubernetes' as const;
+  private readonly o: KubernetesBackendOptions;
+  private readonly core: CoreV1Api;
+  private readonly batch: BatchV1Api;
+  private pods: RunnerPods | undefined;
+  private created = false;
+  private runnerCount = 0;
+  private readonly exits = new Map<number, RunnerExit>();
+  private cleanedUp = false;
+
+  constructor(options: KubernetesBackendOptions) {
+    this.o = options;
+    this.core = options.kc.makeApiClient(CoreV1Api);
+    this.batch = options.kc.makeApiClient(BatchV1Api);
+  }
+
+  /** Checks the credentials' permissions before anything is created. */
+  async preflight(): Promise<void> {
+    await checkPermissions(this.o.kc, this.o.namespace);
+  }
+
+  async launch(plan: RunPlan, archivePath: string): Promise<Runner[]> {
+    const { namespace, runId, log } = this.o;
+    const archive = await readFile(archivePath);
+    if (archive.length > MAX_ARCHIVE_BYTES) {
+      throw new ConfigurationError(
+        `script: its k6 archive is ${(archive.length / 1048576).toFixed(2)} MiB, more than a ConfigMap holds (1 MiB); ` +
+          'move large data files out of the script (load them from a URL in setup()), or build a runner image that contains them',
+      );
+    }
+    this.runnerCount = plan.runners.length;
+    const spec = { ...this.o, plan, activeDeadlineSeconds: this.o.activeDeadlineSeconds };
+    this.pods = new RunnerPods(this.o.kc, namespace, runId, (m) => log.warn(m));
+    this.created = true;
+    let configMap: Awaited<ReturnType<CoreV1Api['createNamespacedConfigMap']>>;
+    try {
+      configMap = await this.core.createNamespacedConfigMap({
+        namespace,
+        body: archiveConfigMap(spec, archive),
+      });
+      for (const runner of plan.runners) {
+        await this.batch.createNamespacedJob({
+          namespace,
+          body: runnerJob(spec, runner, { name: runName(runId), uid: configMap.metadata!.uid! }),
+        });
+      }
+      await this.pods.start();
+    } catch (error) {
+      throw new Error(`creating the runners in namespace ${namespace} failed: ${apiErrorMessage(error)}`);
+    }
+    log.info(
+      `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Jobs in namespace ${namespace}`,
+    );
+    return plan.runners.map((r) => this.runner(r.index));
+  }
+
+  private runner(index: number): Runner {
+    const pods = this.pods!;
+    const exited = new Promise<RunnerExit>((resolve) => {
+      const unschedulableSince = { at: 0 };
+      const check = () => {
+        const state = pods.state(index);
+        const exit = this.exitOf(state, unschedulableSince);
+        if (exit) {
+          this.exits.set(index, exit);
+          off();
+          clearInterval(timer);
+          resolve(exit);
+        }
+      };
+      const off = pods.onChange(check);
+      // Timeouts advance without Pod events too.
+      const timer = setInterval(check, 1000);
+      timer.unref();
+      check();
+    });
+    return {
+      index,
+      api: runnerApi(this.proxyRequest(index)),
+      exited,
+      kill: async () => {
+        const state = pods.state(index);
+        if (state.kind !== 'none') {
+          await this.core
+            .deleteNamespacedPod({ name: state.pod, namespace: this.o.namespace, gracePeriodSeconds: 0 })
+            .catch(() => {});
+        }
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      },
+      collect: async () => {
+        const state = pods.state(index);
+        if (state.kind === 'none') return { logTail: '' };
+        try {
+          const log = await this.core.readNamespacedPodLog({
+            name: state.pod,
+            namespace: this.o.namespace,
+            container: 'k6',
+          });
+          const { summary, rest } = splitRunnerLog(log, this.o.runId);
+          const logTail = rest.trimEnd().split('\n').slice(-15).join('\n');
+          return summary === undefined ? { logTail } : { summary, logTail };
+        } catch (error) {
+          return { logTail: `(the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)})` };
+        }
+      },
+    };
+  }
+
+  private exitOf(state: PodState, unschedulableSince: { at: number }): RunnerExit | undefined {
+    if (state.kind === 'ended') {
+      return { code: state.code, ...(state.reason ? { signal: state.reason } : {}) };
+    }
+    if (state.kind === 'failed') return { code: null, reason: `Pod ${state.pod}: ${state.reason}` };
+    if (state.kind === 'pending' && state.unschedulable) {
+      unschedulableSince.at ||= Date.now();
+      if (Date.now() - unschedulableSince.at >= this.o.scheduleTimeoutS * 1000) {
+        return {
+          code: null,
+          reason: `Pod ${state.pod} could not be placed within ${this.o.scheduleTimeoutS} s: ${state.unschedulable}`,
+        };
+      }
+    } else {
+      unschedulableSince.at = 0;
+    }
+    return undefined;
+  }
+
+  /** A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod. */
+  private proxyRequest(index: number): RunnerRequest {
+    return async (method, path, body) => {
+      const state = this.pods!.state(index);
+      if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
+      const server = this.o.kc.getCurrentCluster()!.server.replace(/\/$/, '');
+      const url = new URL(
+        `${server}/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/pods/${encodeURIComponent(state.pod)}:${REST_PORT}/proxy${path}`,
+      );
+      const options: https.RequestOptions = { method, headers: {} };
+      await this.o.kc.applyToHTTPSOptions(options);
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      if (payload) options.headers = { ...options.headers, 'content-type': 'application/json' };
+      return new Promise((resolve, reject) => {
+        const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          response.on('end', () => {
+            if ((response.statusCode ?? 500) >= 300) {
+              reject(
+                new Error(
+                  `${method} ${path} through the pod proxy: HTTP ${response.statusCode} ${text.slice(0, 200)}`,
+                ),
+              );
+              return;
+            }
+            try {
+              resolve(JSON.parse(text) as unknown);
+            } catch {
+              reject(new Error(`${method} ${path}: not JSON: ${text.slice(0, 200)}`));
+            }
+          });
+        });
+        request.setTimeout(10_000, () => request.destroy(new Error(`${method} ${path}: timed out`)));
+        request.on('error', reject);
+        request.end(payload);
+      });
+    };
+  }
+
+  /** Whether every runner ended on its own with a completed exit code. */
+  private allCompleted(): boolean {
+    return (
+      this.exits.size === this.runnerCount && [...this.exits.values()].every((e) => runnerCompleted(e.code))
+    );
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.cleanedUp || !this.created) return;
+    this.cleanedUp = true;
+    this.pods?.stop();
+    const { namespace, log, cleanup } = this.o;
+    const keep = cleanup === 'never' || (cleanup === 'on-success' && !this.allCompleted());
+    if (keep) {
+      // Never leave a runner running: stop what still runs, keep the rest for inspection.
+      const live = [...(this.pods?.pods.values() ?? [])].filter(
+        (p) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+      );
+      for (const pod of live) {
+        await this.core
+          .deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 })
+          .catch(() => {});
+      }
+      log.info(
+        `cleanup ${cleanup}: kept the run's objects; delete them with: kubectl delete configmap,job,pod -n ${namespace} -l ${LABELS.runId}=${this.o.runId}`,
+      );
+      return;
+    }
+    await deleteRun(this.o.kc, namespace, this.o.runId, log);
+  }
+}
+
+/**
+ * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
+ * collector removes), the Jobs and the Pods directly too so nothing waits for the collector, then
+ * waits until no Pod of the run is left (at most `waitS` seconds).
+ * @returns the names of objects still present after the wait (empty when all are gone).
+ */
+export async function deleteRun(
+  kc: KubeConfig,
+  namespace: string,
+  runId: string,
+  log: Pick<Logger, 'warn'>,
+  waitS = 60,
+): Promise<string[]> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const labelSelector = `${LABELS.runId}=${runId}`;
+  const attempt = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (error) {
+      if ((error as { code?: number }).code !== 404)
+        log.warn(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
+    }
+  };
+  const configMaps = await core
+    .listNamespacedConfigMap({ namespace, labelSelector })
+    .catch(() => ({ items: [] }));
+  for (const cm of configMaps.items) {
+    await attempt(`ConfigMap ${cm.metadata?.name}`, () =>
+      core.deleteNamespacedConfigMap({
+        name: cm.metadata!.name!,
+        namespace,
+        propagationPolicy: 'Background',
+      }),
+    );
+  }
+  const jobs = await batch.listNamespacedJob({ namespace, labelSelector }).catch(() => ({ items: [] }));
+  for (const job of jobs.items) {
+    await attempt(`Job ${job.metadata?.name}`, () =>
+      batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace, propagationPolicy: 'Background' }),
+    );
+  }
+  const deadline = Date.now() + waitS * 1000;
+  for (;;) {
+    const pods = await core.listNamespacedPod({ namespace, labelSelector }).catch(() => ({ items: [] }));
+    for (const pod of pods.items) {
+      if (!pod.metadata?.deletionTimestamp) {
+        await attempt(`Pod ${pod.metadata?.name}`, () =>
+          core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
+        );
+      }
+    }
+    const left = [
+      ...pods.items.map((p) => `Pod ${p.metadata?.name}`),
+      ...(await batch.listNamespacedJob({ namespace, labelSelector }).catch(() => ({ items: [] }))).items.map(
+        (j) => `Job ${j.metadata?.name}`,
+      ),
+    ];
+    if (left.length === 0 || Date.now() > deadline) {
+      if (left.length > 0) log.warn(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
+      return left;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -1,0 +1,188 @@
+import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
+import { errorMessage } from '../../errors.ts';
+import { LABELS } from './manifests.ts';
+
+/**
+ * Runner Pods as the orchestrator sees them, from a watch that reconnects: the client's watches
+ * end after about 30 s, so each one is resumed from the last resourceVersion seen, and a 410 Gone
+ * (history compacted) starts over with a list.
+ */
+
+/** Where a runner's Pod is. */
+export type PodState =
+  | { kind: 'none' }
+  | { kind: 'pending'; pod: string; unschedulable?: string }
+  | { kind: 'running'; pod: string; node?: string }
+  | { kind: 'ended'; pod: string; code: number | null; reason?: string; node?: string }
+  /** It will never run: image pull error, bad config, crash loop, deleted. */
+  | { kind: 'failed'; pod: string; reason: string };
+
+/** Waiting reasons that never resolve by themselves (kubelet container states). */
+const FATAL_WAITING = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+  'CrashLoopBackOff',
+]);
+
+/**
+ * Classifies a runner Pod from its status (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/).
+ * A terminated container gives its exit code; `OOMKilled` and other kubelet reasons are kept.
+ */
+export function classifyPod(pod: V1Pod): PodState {
+  const name = pod.metadata?.name ?? '?';
+  const node = pod.spec?.nodeName;
+  const status = pod.status;
+  const container = status?.containerStatuses?.find((c) => c.name === 'k6') ?? status?.containerStatuses?.[0];
+  const terminated = container?.state?.terminated;
+  if (terminated) {
+    const reason =
+      terminated.reason && terminated.reason !== 'Completed' && terminated.reason !== 'Error'
+        ? terminated.reason
+        : undefined;
+    return {
+      kind: 'ended',
+      pod: name,
+      code: terminated.exitCode ?? null,
+      ...(reason ? { reason } : {}),
+      ...(node ? { node } : {}),
+    };
+  }
+  if (status?.phase === 'Failed' || status?.phase === 'Succeeded') {
+    return {
+      kind: 'ended',
+      pod: name,
+      code: null,
+      reason: `${status.reason ?? status.phase}: ${status.message ?? 'no container status'}`,
+    };
+  }
+  const waiting = container?.state?.waiting;
+  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
+    return { kind: 'failed', pod: name, reason: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
+  }
+  if (container?.state?.running) return { kind: 'running', pod: name, ...(node ? { node } : {}) };
+  const scheduled = status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
+    return { kind: 'pending', pod: name, unschedulable: scheduled.message ?? 'Unschedulable' };
+  }
+  return { kind: 'pending', pod: name };
+}
+
+/** Watches the Pods of one run and keeps the newest state of each runner. */
+export class RunnerPods {
+  /** Newest Pod per runner index. */
+  readonly pods = new Map<number, V1Pod>();
+  /** Names of the runners' Pods that were deleted. */
+  readonly deleted = new Set<string>();
+  private abort: AbortController | undefined;
+  private stopped = false;
+  private resourceVersion = '';
+  private readonly listeners = new Set<() => void>();
+  private readonly kc: KubeConfig;
+  private readonly namespace: string;
+  private readonly runId: string;
+  private readonly onError: (message: string) => void;
+
+  constructor(kc: KubeConfig, namespace: string, runId: string, onError: (message: string) => void) {
+    this.kc = kc;
+    this.namespace = namespace;
+    this.runId = runId;
+    this.onError = onError;
+  }
+
+  /** The label selector of the run's runner Pods. */
+  get selector(): string {
+    return `${LABELS.runId}=${this.runId}`;
+  }
+
+  /** Calls `listener` after every change. @returns a function that removes it. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private update(pod: V1Pod, deleted = false): void {
+    const index = Number(pod.metadata?.labels?.[LABELS.runner]);
+    if (!Number.isInteger(index)) return;
+    if (deleted && pod.metadata?.name) this.deleted.add(pod.metadata.name);
+    this.pods.set(index, pod);
+    for (const l of this.listeners) l();
+  }
+
+  /** The state of runner `index`. */
+  state(index: number): PodState {
+    const pod = this.pods.get(index);
+    if (!pod) return { kind: 'none' };
+    const state = classifyPod(pod);
+    if (this.deleted.has(pod.metadata?.name ?? '') && state.kind !== 'ended') {
+      return { kind: 'failed', pod: state.kind === 'none' ? '?' : state.pod, reason: 'its Pod was deleted' };
+    }
+    return state;
+  }
+
+  /** Lists, then watches until {@link stop}, reconnecting as long as it runs. */
+  async start(): Promise<void> {
+    await this.list();
+    void this.watchLoop();
+  }
+
+  private async list(): Promise<void> {
+    const core = this.kc.makeApiClient(CoreV1Api);
+    const list = await core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.selector });
+    this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    for (const pod of list.items) this.update(pod);
+  }
+
+  private async watchLoop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        const gone = await this.watchOnce();
+        failures = 0;
+        if (gone) await this.list();
+      } catch (error) {
+        failures++;
+        if (failures === 3) this.onError(`watching runner Pods keeps failing: ${errorMessage(error)}`);
+        await new Promise((r) => setTimeout(r, Math.min(1000 * failures, 5000)));
+        if (!this.stopped) await this.list().catch(() => {});
+      }
+    }
+  }
+
+  /** One watch; resolves when it ends, with `true` when the resourceVersion is too old (410). */
+  private watchOnce(): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      let gone = false;
+      new Watch(this.kc)
+        .watch(
+          `/api/v1/namespaces/${this.namespace}/pods`,
+          { labelSelector: this.selector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
+          (phase, obj: V1Pod & { code?: number }) => {
+            if (phase === 'ERROR') {
+              if (obj.code === 410) gone = true;
+              return;
+            }
+            if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+            if (phase === 'BOOKMARK') return;
+            this.update(obj, phase === 'DELETED');
+          },
+          (error: unknown) => (error && !this.stopped ? reject(error) : resolve(gone)),
+        )
+        .then((controller) => {
+          this.abort = controller;
+          if (this.stopped) controller.abort();
+        }, reject);
+    });
+  }
+
+  /** Ends the watch; nothing keeps the process alive afterwards. */
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+    this.listeners.clear();
+  }
+}
