@@ -10,6 +10,7 @@ export const entries = {
   cli: 'src/cli-main.ts',
   run: 'src/actions/run/main.ts',
   'run-post': 'src/actions/run/post.ts',
+  report: 'src/actions/report/main.ts',
 };
 
 export async function build({ write }) {

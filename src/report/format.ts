@@ -8,10 +8,12 @@ import type { MetricResult } from '../result.ts';
 
 /**
  * Escapes text for one markdown table cell or inline span: HTML-significant characters become
- * entities, markdown punctuation is backslash-escaped, and line breaks become spaces.
+ * entities, markdown punctuation is backslash-escaped, line breaks become spaces, and `@` is
+ * followed by a zero-width space so a name like `@org/team` notifies nobody.
  */
 export function escapeMarkdown(text: string): string {
   return text
+    .replace(/@/g, '@\u200b')
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')

@@ -131,9 +131,17 @@ export default function () { http.get(__ENV.TARGET + '/slow?ms=' + (1 + (__ITER 
     expect(v.min).toBe(samples[0]);
     expect(v.max).toBe(samples.at(-1));
     expect(v.avg).toBeCloseTo(samples.reduce((a, b) => a + b, 0) / samples.length, 6);
-    for (const p of [50, 90, 95, 99]) {
+    // The delays are whole ms, so samples cluster in steps; interpolating a runner's grid inside
+    // a step costs a little, most near the top. Averaging the runners' p99s is not checked here
+    // (these runners are alike); bench/ measures that against a slower runner.
+    for (const [p, tolerance] of [
+      [50, 0.01],
+      [90, 0.01],
+      [95, 0.015],
+      [99, 0.03],
+    ] as const) {
       const truth = exactPercentile(samples, p);
-      expect(Math.abs(v[`p(${p})`]! - truth) / truth, `p(${p})`).toBeLessThan(0.01);
+      expect(Math.abs(v[`p(${p})`]! - truth) / truth, `p(${p})`).toBeLessThan(tolerance);
     }
   });
 });

@@ -96,6 +96,7 @@ describe('markdown report', () => {
     // 4 cells -> 5 unescaped pipes, whatever the check name holds.
     expect(checkRow.match(/(?<!\\)\|/g)).toHaveLength(5);
     expect(escapeMarkdown('a|b')).toBe('a\\|b');
+    expect(escapeMarkdown('@org/team')).not.toMatch(/@[a-z]/);
   });
 
   it('prints durations the way k6 does', () => {

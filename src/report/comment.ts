@@ -1,0 +1,484 @@
+import type { RunResult } from '../result.ts';
+import {
+  type Comparison,
+  compareResults,
+  describeTolerance,
+  type EnvironmentDifference,
+  environmentDifferences,
+  METRIC_IDS,
+  type MetricDelta,
+  type MetricId,
+  type Tolerances,
+} from './compare.ts';
+import { escapeMarkdown, formatMs, formatPercent, formatRate, inlineCode } from './format.ts';
+import {
+  renderChecks,
+  renderFailures,
+  renderHeadline,
+  renderKeyMetrics,
+  renderRunners,
+  renderThresholds,
+} from './markdown.ts';
+
+/**
+ * The pull request report: verdict against the baseline, key metric deltas, thresholds, detail,
+ * and fitting it into GitHub's size limits. The same markdown is the PR comment and the job
+ * summary. Pure functions: no GitHub calls.
+ *
+ * Limits (docs.github.com, REST "Create an issue comment": body at most 65,536 characters; job
+ * summary at most 1 MiB per step, "Adding a job summary"). Characters are counted as UTF-16 code
+ * units here, which is never fewer than GitHub's count.
+ */
+
+/** GitHub's limit on a comment body, in characters. */
+export const COMMENT_LIMIT = 65_536;
+/** GitHub's limit on one step's job summary, in bytes. */
+export const SUMMARY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * The report's verdict against the baseline (the run's own threshold verdict is separate):
+ * - `passed`: no gated metric is worse beyond its tolerance;
+ * - `regressed`: at least one gated metric is;
+ * - `no-baseline`: nothing to compare with yet;
+ * - `baseline-expired`: the newest baseline's artifact expired;
+ * - `environment-changed`: the baseline ran elsewhere (runners, image, resources, script…):
+ *   deltas are shown, not judged.
+ */
+export type ReportVerdict =
+  | 'passed'
+  | 'regressed'
+  | 'no-baseline'
+  | 'baseline-expired'
+  | 'environment-changed';
+
+/** Where the baseline came from and what was found. */
+export interface BaselineInfo {
+  /** `artifact`: a stored run on the base branch; `file`: the `baseline` input. */
+  source: 'artifact' | 'file';
+  state: 'found' | 'none' | 'expired';
+  /** The base branch. */
+  branch?: string;
+  /** The artifact name looked up. */
+  artifactName?: string;
+  /** The workflow run whose result is the baseline (or whose artifact expired). */
+  run?: { id: number; url: string; sha: string; createdAt?: string };
+  /** The merge-base of the pull request, when known. */
+  mergeBase?: string;
+  /** `true` when the run is at the merge-base. */
+  atMergeBase?: boolean;
+  /** ISO time the artifact expired (state `expired`). */
+  expiredAt?: string;
+  /** The `baseline` input (source `file`). */
+  file?: string;
+  /** How many runs of the base branch were looked at. */
+  runsChecked?: number;
+}
+
+/** Everything a report is made from; a report bundle carries exactly this. */
+export interface ReportInput {
+  head: RunResult;
+  /** The baseline result, present when `baseline.state` is `found`. */
+  base?: RunResult;
+  baseline: BaselineInfo;
+  options: {
+    title?: string;
+    key: string;
+    gate: MetricId[];
+    tolerances: Tolerances;
+  };
+  links: {
+    /** The workflow run of head. */
+    runUrl?: string;
+    headSha?: string;
+  };
+}
+
+/** What the report concludes. */
+export interface Judgement {
+  verdict: ReportVerdict;
+  comparison?: Comparison;
+  environmentDiffs: EnvironmentDifference[];
+}
+
+/** Compares head with the baseline and decides the verdict. */
+export function judge(input: ReportInput): Judgement {
+  const { head, base, baseline, options } = input;
+  if (baseline.state === 'expired') return { verdict: 'baseline-expired', environmentDiffs: [] };
+  if (baseline.state === 'none' || !base) return { verdict: 'no-baseline', environmentDiffs: [] };
+  const environmentDiffs = environmentDifferences(base.environment, head.environment);
+  const judged = environmentDiffs.length === 0;
+  // Another environment: show every delta, gate none.
+  const comparison = compareResults(base, head, {
+    tolerances: options.tolerances,
+    gate: judged ? options.gate : [],
+  });
+  if (!judged) return { verdict: 'environment-changed', comparison, environmentDiffs };
+  return {
+    verdict: comparison.gatedRegressions.length > 0 ? 'regressed' : 'passed',
+    comparison,
+    environmentDiffs,
+  };
+}
+
+/** The hidden marker's identity: one sticky comment per workflow, job and user key. */
+export interface MarkerKey {
+  workflow: string;
+  job: string;
+  key: string;
+}
+
+/**
+ * The hidden HTML comment that identifies this action's comment for one workflow, job and key.
+ * Values are percent-encoded, so no `-->` can end the marker early.
+ */
+export function commentMarker(k: MarkerKey): string {
+  const enc = encodeURIComponent;
+  return `<!-- k6-distributed:report workflow=${enc(k.workflow)} job=${enc(k.job)} key=${enc(k.key)} -->`;
+}
+
+// ---------------------------------------------------------------- values and deltas
+
+/** A value in its unit: ms, requests per second, or a percentage for rates. */
+export function formatDeltaValue(d: MetricDelta, value: number | undefined): string {
+  if (value === undefined) return '—';
+  if (d.unit === 'ms') return formatMs(value);
+  if (d.unit === '/s') return formatRate(value);
+  return formatPercent(value);
+}
+
+/** A signed delta with its relative change: `+3.00ms (+25.0%)`, `-0.20 pp`, `—` when not comparable. */
+export function formatDelta(d: MetricDelta): string {
+  if (d.delta === undefined) return '—';
+  const sign = d.delta > 0 ? '+' : d.delta < 0 ? '-' : '±';
+  const abs = Math.abs(d.delta);
+  const amount =
+    d.unit === 'ms' ? formatMs(abs) : d.unit === '/s' ? formatRate(abs) : `${(abs * 100).toFixed(2)} pp`;
+  const rel =
+    d.deltaPct === undefined || !Number.isFinite(d.deltaPct)
+      ? ''
+      : ` (${d.deltaPct > 0 ? '+' : d.deltaPct < 0 ? '-' : '±'}${Math.abs(d.deltaPct).toFixed(1)}%)`;
+  return `${sign}${amount}${rel}`;
+}
+
+/** The direction-aware change cell. */
+export function formatChange(d: MetricDelta, judged: boolean): string {
+  switch (d.change) {
+    case 'better':
+      return '🟢 better';
+    case 'unchanged':
+      return '⚪ within tolerance';
+    case 'missing':
+      return '—';
+    case 'worse':
+      if (!judged) return '🟠 worse (not judged)';
+      return d.gated ? '🔴 worse' : '🟠 worse (not gated)';
+  }
+}
+
+/** One regression as a line for annotations and the verdict: `Latency p95 12.00ms -> 15.00ms (+3.00ms (+25.0%))`. */
+export function describeDelta(d: MetricDelta): string {
+  const label = d.id === 'submetric' ? `${d.label} ${d.source.slice(d.label.length + 1)}` : d.label;
+  return `${label} ${formatDeltaValue(d, d.base)} -> ${formatDeltaValue(d, d.head)} (${formatDelta(d)})`;
+}
+
+function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDelta) => string): string {
+  return [
+    '| Metric | Base | Head | Delta | Change |',
+    '|---|---:|---:|---:|---|',
+    ...rows.map(
+      (d) =>
+        `| ${labelOf(d)} | ${formatDeltaValue(d, d.base)} | ${formatDeltaValue(d, d.head)} | ${formatDelta(d)} | ${formatChange(d, judged)} |`,
+    ),
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------- sections
+
+/** A piece of the body. Sections with `drop` go first when the body is too long, lowest first. */
+export interface Section {
+  id: string;
+  text: string;
+  /** Drop order (1 first); absent = kept. */
+  drop?: number;
+  /** A shorter rendering that fits in `budget` characters (measured by the fitting's measure). */
+  shrink?: (budget: number, measure: (s: string) => number) => string;
+}
+
+function details(summary: string, body: string): string {
+  return `<details><summary>${summary}</summary>\n\n${body}\n\n</details>`;
+}
+
+const VERDICT_LINES: Record<ReportVerdict, string> = {
+  passed: '🟢 No performance regression',
+  regressed: '🔴 Performance regressed',
+  'no-baseline': '⚪ No baseline yet',
+  'baseline-expired': '⚪ Baseline expired',
+  'environment-changed': '🟠 Not judged: the environment changed',
+};
+
+function verdictLine(input: ReportInput, j: Judgement): string {
+  const branch = input.baseline.branch ? ` against ${inlineCode(input.baseline.branch)}` : '';
+  const head = `**${VERDICT_LINES[j.verdict]}**`;
+  switch (j.verdict) {
+    case 'regressed': {
+      const list = j.comparison!.gatedRegressions.map((d) => `${d.label} ${formatDelta(d)}`).join(', ');
+      return `${head}${branch}: ${list} (worse beyond tolerance).`;
+    }
+    case 'passed': {
+      const better = j.comparison!.keyMetrics.filter((d) => d.change === 'better').length;
+      const worse = j.comparison!.regressions.length;
+      const extra = [
+        better > 0 ? `${better} key metric${better === 1 ? '' : 's'} improved` : '',
+        worse > 0 ? `${worse} ungated metric${worse === 1 ? '' : 's'} worse` : '',
+      ].filter(Boolean);
+      return `${head}${branch}: no gated metric is worse beyond its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
+    }
+    case 'environment-changed':
+      return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
+    case 'no-baseline':
+      return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;
+    case 'baseline-expired':
+      return `${head}${branch}: the stored result is gone, so this run is not judged against a baseline.`;
+  }
+}
+
+function shortSha(sha: string | undefined): string {
+  return sha ? inlineCode(sha.slice(0, 7)) : '`?`';
+}
+
+function runLink(run: NonNullable<BaselineInfo['run']>): string {
+  return `[run ${run.id}](${run.url})`;
+}
+
+function baselineLine(b: BaselineInfo): string {
+  const branch = b.branch ? inlineCode(b.branch) : 'the base branch';
+  if (b.source === 'file')
+    return `**Baseline:** the file ${inlineCode(b.file ?? '?')} (the \`baseline\` input).`;
+  if (b.state === 'found' && b.run) {
+    const where = b.atMergeBase
+      ? 'the merge-base of this pull request'
+      : b.mergeBase
+        ? `the newest successful run on ${branch} (none stored a result at the merge-base ${shortSha(b.mergeBase)})`
+        : `the newest successful run on ${branch}`;
+    return `**Baseline:** ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)}, ${where}.`;
+  }
+  if (b.state === 'expired' && b.run) {
+    const when = b.expiredAt ? ` on ${escapeMarkdown(b.expiredAt.slice(0, 10))}` : '';
+    return `**Baseline expired:** the stored result of ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)} expired${when} (artifact retention). The next successful run on ${branch} with \`mode: store\` stores a new one.`;
+  }
+  const checked =
+    b.runsChecked === undefined ? '' : `; ${b.runsChecked} run${b.runsChecked === 1 ? '' : 's'} checked`;
+  return `**No baseline yet:** no successful run of this workflow on ${branch} has stored a result (artifact ${inlineCode(b.artifactName ?? '?')}${checked}). Run this workflow with \`mode: store\` on pushes to ${branch}; later pull requests are compared with it.`;
+}
+
+function environmentWarning(diffs: EnvironmentDifference[]): string {
+  const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
+  return [
+    '> [!WARNING]',
+    '> The baseline ran in another environment, so these deltas are not judged (a regression here does not fail the check):',
+    ...diffs.map((d) => `> - ${d.field}: ${inlineCode(clip(d.base))} → ${inlineCode(clip(d.head))}`),
+  ].join('\n');
+}
+
+function thresholdsSection(head: RunResult): Section {
+  const heading = '#### Thresholds of this run (judged on the aggregate of all runners)';
+  return {
+    id: 'thresholds',
+    text: `${heading}\n\n${renderThresholds(head)}`,
+    shrink: (budget, measure) => {
+      // Failed thresholds first, then as many rows as fit.
+      const ordered = [...head.thresholds.filter((t) => !t.ok), ...head.thresholds.filter((t) => t.ok)];
+      const render = (n: number) => {
+        const rest = ordered.length - n;
+        const failedLeft = ordered.slice(n).filter((t) => !t.ok).length;
+        const note =
+          rest > 0
+            ? `\n\n_${rest} more threshold${rest === 1 ? '' : 's'} not shown (${failedLeft} failed); the job summary lists them all._`
+            : '';
+        const table = n > 0 ? renderThresholds({ ...head, thresholds: ordered.slice(0, n) }) : '';
+        return `${heading}\n\n${table}${note}`;
+      };
+      let lo = 0;
+      let hi = ordered.length;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (measure(render(mid)) <= budget) lo = mid;
+        else hi = mid - 1;
+      }
+      return render(lo);
+    },
+  };
+}
+
+/** The heading when the `title` input is not set: `k6 load test`, plus the key unless it is `default`. */
+export function defaultTitle(key: string): string {
+  return `k6 load test${key === 'default' ? '' : ` · ${key}`}`;
+}
+
+/**
+ * The report as sections, top to bottom: marker, heading, verdict, run verdict, baseline,
+ * environment warning, key metric deltas, thresholds, then `<details>` (failures, submetrics,
+ * checks, runners) and the footer.
+ * @param marker the hidden marker to put first ('' for none).
+ */
+export function renderSections(input: ReportInput, j: Judgement, marker: string): Section[] {
+  const { head, options } = input;
+  const judged = j.verdict === 'passed' || j.verdict === 'regressed';
+  const title = options.title ?? defaultTitle(options.key);
+  const sections: Section[] = [];
+  sections.push({
+    id: 'header',
+    text: [
+      ...(marker ? [marker] : []),
+      `### ${escapeMarkdown(title)}`,
+      '',
+      verdictLine(input, j),
+      '',
+      `**This run (its own thresholds):** ${renderHeadline(head)}`,
+      '',
+      baselineLine(input.baseline),
+    ].join('\n'),
+  });
+  if (j.environmentDiffs.length > 0)
+    sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs) });
+  if (j.comparison) {
+    const rows = j.comparison.keyMetrics;
+    const latency = `Latency is ${inlineCode(j.comparison.latencyKey)}.`;
+    sections.push({
+      id: 'key-metrics',
+      text: `${deltaTable(rows, judged, (d) => (d.gated ? `${d.label} (gate)` : d.label))}\n\n<sub>${latency}</sub>`,
+    });
+  } else {
+    sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
+  }
+  sections.push(thresholdsSection(head));
+  const failures = renderFailures(head);
+  if (failures) sections.push({ id: 'failures', drop: 4, text: details('Why this run failed', failures) });
+  const submetrics = j.comparison?.submetrics ?? [];
+  if (submetrics.length > 0) {
+    sections.push({
+      id: 'submetrics',
+      drop: 2,
+      text: details(
+        `Per scenario and tag (${submetrics.length} submetric${submetrics.length === 1 ? '' : 's'}, not gated)`,
+        deltaTable(submetrics, judged, (d) => `${inlineCode(d.label)} ${d.source.slice(d.label.length + 1)}`),
+      ),
+    });
+  }
+  const checks = renderChecks(head);
+  if (checks) sections.push({ id: 'checks', drop: 3, text: details('Checks', checks) });
+  const baseRunners = input.base ? ` (baseline: ${input.base.environment.runners})` : '';
+  sections.push({
+    id: 'runners',
+    drop: 1,
+    text: details(
+      `Runners: ${head.runners.length}${baseRunners}, start skew ${formatMs(head.startSkewMs)}`,
+      `${renderRunners(head)}\n\n_Per-runner p95 is for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._`,
+    ),
+  });
+  sections.push({ id: 'footer', text: footer(input) });
+  return sections;
+}
+
+function footer(input: ReportInput): string {
+  const { options, links } = input;
+  const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
+  const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
+    ', ',
+  );
+  const parts = [
+    'k6-distributed',
+    links.runUrl ? `[workflow run](${links.runUrl})` : '',
+    links.headSha ? `head ${shortSha(links.headSha)}` : '',
+    `key ${inlineCode(options.key)}`,
+    `gate: ${gate}`,
+  ].filter(Boolean);
+  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>A change counts when it exceeds both tolerances (relative and absolute): ${tolerances}.</sub>`;
+}
+
+/** Characters as GitHub counts a comment body (UTF-16 code units: never fewer than GitHub's count). */
+export const measureChars = (s: string): number => s.length;
+/** Bytes of UTF-8, as the job summary limit counts. */
+export const measureBytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/** The fitted body and what was left out. */
+export interface Fitted {
+  text: string;
+  /** Ids of sections dropped or shortened, in that order. */
+  dropped: string[];
+}
+
+/**
+ * Joins sections into a body of at most `limit` (by `measure`): when too long, drops `<details>`
+ * sections by their `drop` order, then shortens sections that can shrink (the thresholds table:
+ * failed rows first), and as a last resort cuts the text. A note says what was left out.
+ * @param where where the full report is, for the note (e.g. `the job summary`).
+ */
+export function fitSections(
+  sections: Section[],
+  limit: number,
+  measure: (s: string) => number,
+  where: string,
+): Fitted {
+  const join = (parts: string[]) => `${parts.join('\n\n')}\n`;
+  const render = (secs: Section[], dropped: string[]) => {
+    const texts = secs.map((s) => s.text);
+    if (dropped.length > 0) {
+      const note = `<sub>Left out to fit GitHub's size limit: ${dropped.join(', ')}. ${where}</sub>`;
+      texts.splice(texts.length - 1, 0, note);
+    }
+    return join(texts);
+  };
+  let current = [...sections];
+  const dropped: string[] = [];
+  let text = render(current, dropped);
+  if (measure(text) <= limit) return { text, dropped };
+  for (const victim of sections.filter((s) => s.drop !== undefined).sort((a, b) => a.drop! - b.drop!)) {
+    current = current.filter((s) => s !== victim);
+    dropped.push(victim.id);
+    text = render(current, dropped);
+    if (measure(text) <= limit) return { text, dropped };
+  }
+  for (const [i, section] of current.entries()) {
+    if (!section.shrink) continue;
+    dropped.push(`part of ${section.id}`);
+    const others = measure(
+      render(
+        current.filter((s) => s !== section),
+        dropped,
+      ),
+    );
+    const shrunk = { ...section, text: section.shrink(Math.max(0, limit - others - 2), measure) };
+    current = current.map((s, j) => (j === i ? shrunk : s));
+    text = render(current, dropped);
+    if (measure(text) <= limit) return { text, dropped };
+  }
+  // Last resort (a huge title or script path): cut, keeping the marker at the top.
+  const tail = '\n\n_(cut to fit)_\n';
+  let cut = text.slice(0, Math.max(0, limit - tail.length));
+  while (measure(cut + tail) > limit) cut = cut.slice(0, Math.floor(cut.length * 0.9));
+  return { text: cut + tail, dropped: [...dropped, 'the rest'] };
+}
+
+/** The comment body (fits {@link COMMENT_LIMIT}) and the job summary (fits {@link SUMMARY_LIMIT_BYTES}). */
+export interface RenderedReport {
+  judgement: Judgement;
+  comment: Fitted;
+  summary: Fitted;
+}
+
+/** Judges and renders the report for the comment and the job summary. */
+export function renderReportBodies(input: ReportInput, marker: string): RenderedReport {
+  const judgement = judge(input);
+  const sections = renderSections(input, judgement, marker);
+  return {
+    judgement,
+    comment: fitSections(
+      sections,
+      COMMENT_LIMIT,
+      measureChars,
+      'The job summary of the run has the full report.',
+    ),
+    summary: fitSections(sections, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
+  };
+}

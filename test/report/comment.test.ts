@@ -1,0 +1,261 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type BaselineInfo,
+  COMMENT_LIMIT,
+  commentMarker,
+  fitSections,
+  judge,
+  measureChars,
+  type ReportInput,
+  renderReportBodies,
+  renderSections,
+} from '../../src/report/comment.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/report/compare.ts';
+import type { RunResult } from '../../src/result.ts';
+import { makeResult } from './support/results.ts';
+
+const found: BaselineInfo = {
+  source: 'artifact',
+  state: 'found',
+  branch: 'main',
+  artifactName: 'k6-distributed-baseline-default',
+  run: { id: 501, url: 'https://github.com/o/r/actions/runs/501', sha: 'aaaaaaa111111' },
+  mergeBase: 'aaaaaaa111111',
+  atMergeBase: true,
+  runsChecked: 1,
+};
+
+function input(head: RunResult, base: RunResult | undefined, baseline: BaselineInfo = found): ReportInput {
+  return {
+    head,
+    ...(base ? { base } : {}),
+    baseline,
+    options: { key: 'default', gate: DEFAULT_GATE, tolerances: DEFAULT_TOLERANCES },
+    links: {
+      runUrl: 'https://github.com/o/r/actions/runs/9000',
+      headSha: 'ec26c3e57ca3a959ca5aad62de7213c562f8c821',
+    },
+  };
+}
+
+const marker = commentMarker({ workflow: 'perf', job: 'load-test', key: 'default' });
+
+/** Cells per table row, counting only pipes that are not escaped. */
+function cellCounts(markdown: string): number[] {
+  return markdown
+    .split('\n')
+    .filter((l) => l.startsWith('|'))
+    .map((l) => l.split(/(?<!\\)\|/).length - 2);
+}
+
+describe('the comment', () => {
+  it('puts the verdict and the key metric deltas first, with direction-aware signs', () => {
+    const body = renderReportBodies(input(makeResult({ p95: 35, rps: 420 }), makeResult()), marker).comment
+      .text;
+    const lines = body.split('\n');
+    expect(lines[0]).toBe(marker);
+    expect(lines[1]).toBe('### k6 load test');
+    expect(lines[3]).toBe(
+      '**🔴 Performance regressed** against `main`: Latency p95 +13.00ms (+59.1%) (worse beyond tolerance).',
+    );
+    expect(body).toContain('| Latency p95 (gate) | 22.00ms | 35.00ms | +13.00ms (+59.1%) | 🔴 worse |');
+    expect(body).toContain(
+      '| Requests per second (gate) | 400.0/s | 420.0/s | +20.0/s (+5.0%) | ⚪ within tolerance |',
+    );
+    expect(body).toContain('| Latency p90 | 18.00ms | 18.00ms | ±0ms (±0.0%) | ⚪ within tolerance |');
+    expect(body).toContain('| Error rate (gate) | 0.10% | 0.10% | ±0.00 pp (±0.0%) | ⚪ within tolerance |');
+    expect(body).toContain(
+      '**Baseline:** [run 501](https://github.com/o/r/actions/runs/501) on `main` at `aaaaaaa`, the merge-base of this pull request.',
+    );
+    expect(body).toContain('[workflow run](https://github.com/o/r/actions/runs/9000)');
+  });
+
+  it('shows the thresholds verdict of the run apart from the regression verdict', () => {
+    const body = renderReportBodies(input(makeResult({ verdict: 'failed' }), makeResult()), marker).comment
+      .text;
+    expect(body).toContain('**🟢 No performance regression** against `main`');
+    expect(body).toContain('**This run (its own thresholds):** **❌ failed** · `examples/quickstart.js`');
+    expect(body).toContain('#### Thresholds of this run (judged on the aggregate of all runners)');
+    expect(body).toContain('| `http_req_duration` | `p(95)<500` | 22.00ms | ❌ fail |');
+    expect(body).toContain('<details><summary>Why this run failed</summary>');
+  });
+
+  it('puts per-runner and per-scenario detail in <details>', () => {
+    const head = makeResult();
+    const base = makeResult();
+    for (const r of [head, base])
+      r.metrics['http_req_duration{scenario:browse}'] = {
+        type: 'trend',
+        contains: 'time',
+        values: { 'p(95)': 30 },
+      };
+    const body = renderReportBodies(input(head, base), marker).comment.text;
+    expect(body).toContain('<details><summary>Per scenario and tag (1 submetric, not gated)</summary>');
+    expect(body).toContain('| `http_req_duration{scenario:browse}` p(95) | 30.00ms | 30.00ms |');
+    expect(body).toContain('<details><summary>Runners: 2 (baseline: 2), start skew 1.70ms</summary>');
+    expect(body).toContain('<details><summary>Checks</summary>');
+  });
+
+  it('says "no baseline yet" and "baseline expired" as states, with the head metrics', () => {
+    const none = renderReportBodies(
+      input(makeResult(), undefined, {
+        source: 'artifact',
+        state: 'none',
+        branch: 'main',
+        artifactName: 'k6-distributed-baseline-default',
+        runsChecked: 3,
+      }),
+      marker,
+    );
+    expect(none.judgement.verdict).toBe('no-baseline');
+    expect(none.comment.text).toContain('**⚪ No baseline yet** against `main`');
+    expect(none.comment.text).toContain(
+      'no successful run of this workflow on `main` has stored a result (artifact `k6-distributed-baseline-default`; 3 runs checked)',
+    );
+    expect(none.comment.text).toContain('| Metric | Global value |');
+    const expired = renderReportBodies(
+      input(makeResult(), undefined, { ...found, state: 'expired', expiredAt: '2026-01-02T00:00:00Z' }),
+      marker,
+    );
+    expect(expired.judgement.verdict).toBe('baseline-expired');
+    expect(expired.comment.text).toContain(
+      '**Baseline expired:** the stored result of [run 501](https://github.com/o/r/actions/runs/501) on `main` at `aaaaaaa` expired on 2026\\-01\\-02',
+    );
+  });
+
+  it('says when the environment differs and does not judge the deltas', () => {
+    const r = renderReportBodies(
+      input(makeResult({ p95: 80, environment: { runners: 4 } }), makeResult()),
+      marker,
+    );
+    expect(r.judgement.verdict).toBe('environment-changed');
+    expect(r.judgement.comparison!.gatedRegressions).toEqual([]);
+    expect(r.comment.text).toContain('> [!WARNING]');
+    expect(r.comment.text).toContain('> - runners: `2` → `4`');
+    expect(r.comment.text).toContain(
+      '| Latency p95 | 22.00ms | 80.00ms | +58.00ms (+263.6%) | 🟠 worse (not judged) |',
+    );
+  });
+
+  it('keeps user-controlled names from breaking tables or injecting HTML', () => {
+    const evil = '<img src=x onerror=alert(1)> | `x` **b** [l](http://e) \n# h';
+    const head = makeResult();
+    const base = makeResult();
+    head.rootGroup.checks.push({ name: evil, path: `::${evil}`, passes: 1, fails: 1 });
+    head.thresholds.push({
+      metric: `http_req_duration{scenario:${evil}}`,
+      expression: `p(95)<1 | ${evil}`,
+      ok: false,
+      abortOnFail: false,
+    });
+    head.failures.push(evil);
+    head.script = evil;
+    for (const r of [head, base])
+      r.metrics[`http_req_duration{scenario:${evil}}`] = {
+        type: 'trend',
+        contains: 'time',
+        values: { 'p(95)': 3 },
+      };
+    const body = renderReportBodies(
+      { ...input(head, base), options: { ...input(head, base).options, title: evil } },
+      marker,
+    ).comment.text;
+    // Inside a code span (backticks cannot close it: inlineCode replaces them) HTML is shown as text.
+    const outsideCode = body.replace(/`[^`\n]*`/g, '');
+    const tags = new Set([...outsideCode.matchAll(/<\/?([a-z!]+)/gi)].map((m) => m[1]));
+    expect(tags).toEqual(new Set(['!', 'details', 'summary', 'sub']));
+    expect(body).not.toMatch(/\n# h/);
+    const tableRows = cellCounts(body);
+    // Every row of every table has the cells of its header: 5 (deltas), 4 (thresholds, checks), 7 (runners).
+    expect(new Set(tableRows)).toEqual(new Set([5, 4, 7]));
+    for (const line of body.split('\n').filter((l) => l.startsWith('|'))) {
+      const n = line.split(/(?<!\\)\|/).length - 2;
+      expect([4, 5, 7]).toContain(n);
+    }
+  });
+
+  it('marks the comment with workflow, job and key, percent-encoded so a name cannot end the marker', () => {
+    expect(commentMarker({ workflow: 'perf tests', job: 'k6', key: 'api' })).toBe(
+      '<!-- k6-distributed:report workflow=perf%20tests job=k6 key=api -->',
+    );
+    expect(commentMarker({ workflow: 'a-->b', job: 'j', key: 'k' })).not.toContain('a-->');
+  });
+});
+
+/** A result with many runners, checks, thresholds and scenarios: far over the comment limit. */
+function bigResult(): RunResult {
+  const r = makeResult();
+  r.runners = Array.from({ length: 400 }, (_, i) => ({
+    ...r.runners[0]!,
+    index: i,
+    segment: `${i}/400:${i + 1}/400`,
+  }));
+  r.rootGroup.checks = Array.from({ length: 600 }, (_, i) => ({
+    name: `response ${i} has the expected body`,
+    path: `::response ${i} has the expected body`,
+    passes: 100,
+    fails: i % 7,
+  }));
+  r.thresholds = Array.from({ length: 300 }, (_, i) => ({
+    metric: `http_req_duration{scenario:s${i}}`,
+    expression: 'p(95)<250',
+    ok: i % 50 !== 0,
+    observed: 100 + i,
+    abortOnFail: false,
+  }));
+  for (let i = 0; i < 300; i++)
+    r.metrics[`http_req_duration{scenario:s${i}}`] = {
+      type: 'trend',
+      contains: 'time',
+      values: { 'p(95)': 100 + i },
+    };
+  return r;
+}
+
+describe('fitting the 65,536-character limit', () => {
+  it('drops detail first and keeps verdict, key metrics and thresholds whole', () => {
+    const head = bigResult();
+    const full = renderSections(input(head, bigResult()), judge(input(head, bigResult())), marker);
+    const fullLength = full.map((s) => s.text).join('\n\n').length;
+    const r = renderReportBodies(input(head, bigResult()), marker);
+    console.log(
+      `big result: full report ${fullLength} characters; comment ${r.comment.text.length} (left out: ${r.comment.dropped.join(', ')}); summary ${Buffer.byteLength(r.summary.text)} bytes (left out: ${r.summary.dropped.join(', ') || 'nothing'})`,
+    );
+    expect(fullLength).toBeGreaterThan(COMMENT_LIMIT);
+    expect(r.comment.text.length).toBeLessThanOrEqual(COMMENT_LIMIT);
+    expect(r.comment.dropped[0]).toBe('runners');
+    expect(r.comment.text.startsWith(marker)).toBe(true);
+    expect(r.comment.text).toContain('| Latency p95 (gate) |');
+    expect(r.comment.text).toContain('`http_req_duration{scenario:s299}`'); // every threshold row kept
+    expect(r.comment.text).toContain("Left out to fit GitHub's size limit: runners");
+    expect(r.comment.text).toContain('[workflow run]'); // footer kept
+    expect(r.summary.dropped).toEqual([]);
+    expect(r.summary.text.length).toBe(fullLength + 1);
+  });
+
+  it('shortens the thresholds table last, failed thresholds first', () => {
+    const head = makeResult();
+    head.thresholds = Array.from({ length: 3000 }, (_, i) => ({
+      metric: `http_req_duration{name:https://example.com/api/items/${i}}`,
+      expression: 'p(95)<250',
+      ok: i !== 2999,
+      observed: 100,
+      abortOnFail: false,
+    }));
+    const r = renderReportBodies(input(head, makeResult()), marker);
+    expect(r.comment.text.length).toBeLessThanOrEqual(COMMENT_LIMIT);
+    expect(r.comment.dropped).toContain('part of thresholds');
+    const rows = r.comment.text.split('\n').filter((l) => l.startsWith('| `http_req_duration{name'));
+    expect(rows[0]).toContain('items/2999'); // the failed one first
+    expect(rows.length).toBeGreaterThan(100);
+    expect(r.comment.text).toMatch(
+      /_\d+ more thresholds not shown \(0 failed\); the job summary lists them all\._/,
+    );
+  });
+
+  it('cuts as a last resort, never over the limit', () => {
+    const fitted = fitSections([{ id: 'header', text: 'x'.repeat(100_000) }], 1000, measureChars, '');
+    expect(fitted.text.length).toBeLessThanOrEqual(1000);
+    expect(fitted.dropped).toEqual(['the rest']);
+  });
+});

@@ -1,0 +1,576 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DefaultArtifactClient } from '@actions/artifact';
+import nock from 'nock';
+import { describe, expect, it } from 'vitest';
+import type { ActionContext } from '../../src/actions/report/context.ts';
+import { parseReportInputs } from '../../src/actions/report/inputs.ts';
+import { type ReportDeps, report, resolveMode } from '../../src/actions/report/report.ts';
+import type { ArtifactTransfer } from '../../src/github/artifacts.ts';
+import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
+import { COMMENT_LIMIT } from '../../src/report/comment.ts';
+import type { RunResult } from '../../src/result.ts';
+import {
+  API,
+  artifact,
+  artifacts,
+  BASE_SHA,
+  comment,
+  compare,
+  FORBIDDEN,
+  HEAD_SHA,
+  MERGE_BASE,
+  OWNER,
+  PR_PAYLOAD,
+  prContext,
+  REPO,
+  REPO_PATH,
+  serveArtifact,
+  testGitHub,
+  useNock,
+  workflowRun,
+  workflowRuns,
+} from './support/github.ts';
+import { makeResult } from './support/results.ts';
+
+useNock();
+
+const BASELINE = 'k6-distributed-baseline-default';
+const RUNS = `${REPO_PATH}/actions/workflows/perf.yml/runs`;
+const COMMENTS = `${REPO_PATH}/issues/2/comments`;
+const runsQuery = { branch: 'master', status: 'success', exclude_pull_requests: 'true', per_page: '20' };
+
+/**
+ * The artifact upload service (Twirp with ACTIONS_RUNTIME_TOKEN, then a signed blob upload) cannot
+ * run here, so uploads go to this fake, which keeps what was uploaded. Downloads of another run's
+ * artifacts use the real @actions/artifact client, through nock (REST redirect + blob).
+ */
+function fakeTransfer() {
+  const real = new DefaultArtifactClient();
+  const uploads: Array<{ name: string; files: Record<string, string>; retentionDays?: number }> = [];
+  const transfer: ArtifactTransfer = {
+    uploadArtifact: async (name, files, _root, options) => {
+      const contents: Record<string, string> = {};
+      for (const f of files) contents[path.basename(f)] = await readFile(f, 'utf8');
+      uploads.push({
+        name,
+        files: contents,
+        ...(options?.retentionDays ? { retentionDays: options.retentionDays } : {}),
+      });
+      return { id: 8000 + uploads.length, size: 1234 };
+    },
+    downloadArtifact: (id, options) => real.downloadArtifact(id, options),
+  };
+  return { transfer, uploads };
+}
+
+function setup(ctx: ActionContext = prContext()) {
+  const { transfer, uploads } = fakeTransfer();
+  const summaries: string[] = [];
+  const logs: string[] = [];
+  const deps: ReportDeps = {
+    gh: testGitHub(),
+    transfer,
+    token: 'ghs_test',
+    ctx,
+    log: (l) => logs.push(l),
+    writeSummary: async (m) => {
+      summaries.push(m);
+    },
+    tempDir: (prefix) => mkdtemp(path.join(os.tmpdir(), prefix)),
+  };
+  return { deps, uploads, summaries, logs };
+}
+
+async function resultFile(result: RunResult): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'k6d-result-'));
+  const file = path.join(dir, 'k6-distributed-result.json');
+  await writeFile(file, JSON.stringify(result));
+  return file;
+}
+
+async function inputs(head: RunResult, extra: Record<string, string> = {}) {
+  return parseReportInputs({ 'github-token': 'ghs_test', result: await resultFile(head), ...extra });
+}
+
+/** The baseline lookup of the PR in the payload: run 501 at the merge-base stored `base`. */
+function nockBaseline(scope: nock.Scope, base: RunResult): nock.Scope {
+  scope
+    .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
+    .query({ per_page: '1' })
+    .reply(200, compare(MERGE_BASE))
+    .get(RUNS)
+    .query({ ...runsQuery, per_page: '10', head_sha: MERGE_BASE })
+    .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
+    .get(RUNS)
+    .query(runsQuery)
+    .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
+    .get(`${REPO_PATH}/actions/runs/501/artifacts`)
+    .query({ name: BASELINE, per_page: '100' })
+    .reply(200, artifacts([artifact(7001, BASELINE, 501)]));
+  return serveArtifact(scope, 7001, {
+    [RESULT_FILE]: JSON.stringify(base),
+    [BASELINE_METADATA_FILE]: JSON.stringify({ schema: 'k6-distributed/baseline@1', sha: MERGE_BASE }),
+  });
+}
+
+/** No run of the base branch stored a result. */
+function nockNoBaseline(scope: nock.Scope): nock.Scope {
+  return scope
+    .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
+    .query({ per_page: '1' })
+    .reply(200, compare(MERGE_BASE))
+    .get(RUNS)
+    .query({ ...runsQuery, per_page: '10', head_sha: MERGE_BASE })
+    .reply(200, workflowRuns([]))
+    .get(RUNS)
+    .query(runsQuery)
+    .reply(200, workflowRuns([]));
+}
+
+describe('mode comment', () => {
+  it('fails the step on a gated regression, with outputs, annotations and the same summary as the comment', async () => {
+    const { deps, summaries } = setup();
+    let posted = '';
+    const scope = nock(API);
+    const blob = nockBaseline(scope, makeResult());
+    scope
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS, (b: { body: string }) => {
+        posted = b.body;
+        return true;
+      })
+      .reply(201, comment(77, 'x'));
+    const outcome = await report(await inputs(makeResult({ p95: 35, p50: 14 })), deps);
+    expect(outcome.failure).toBe(
+      'performance regressed against master: Latency p95 22.00ms -> 35.00ms (+13.00ms (+59.1%))',
+    );
+    expect(outcome.outputs).toMatchObject({
+      mode: 'comment',
+      verdict: 'regressed',
+      'run-verdict': 'passed',
+      'baseline-sha': MERGE_BASE,
+      'baseline-run-id': '501',
+      'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-77`,
+      'artifact-id': '',
+    });
+    expect(JSON.parse(outcome.outputs.regressions)).toEqual(
+      [
+        {
+          metric: 'p50',
+          source: 'http_req_duration{expected_response:true} p(50)',
+          base: 10,
+          head: 14,
+          delta: 4,
+          deltaPercent: 40,
+          unit: 'ms',
+          gated: false,
+        },
+        {
+          metric: 'p95',
+          source: 'http_req_duration{expected_response:true} p(95)',
+          base: 22,
+          head: 35,
+          delta: 13,
+          deltaPercent: (13 / 22) * 100,
+          unit: 'ms',
+          gated: true,
+        },
+      ].sort((a, b) => Number(b.gated) - Number(a.gated)),
+    );
+    expect(outcome.annotations.map((a) => [a.level, a.title])).toEqual([
+      ['error', 'k6 regression: Latency p95'],
+      ['warning', 'k6 regression: Latency p50'],
+    ]);
+    expect(posted).toContain('<!-- k6-distributed:report workflow=perf job=load-test key=default -->');
+    expect(posted).toContain('**🔴 Performance regressed** against `master`');
+    expect(summaries).toEqual([posted]);
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+  });
+
+  it('does not fail with fail-on-regression: false, and passes when nothing gated got worse', async () => {
+    for (const [head, extra, verdict] of [
+      [makeResult({ p95: 35 }), { 'fail-on-regression': 'false' }, 'regressed'],
+      [makeResult({ p95: 22.5, rps: 430 }), {}, 'passed'],
+    ] as const) {
+      const { deps } = setup();
+      const scope = nock(API);
+      const blob = nockBaseline(scope, makeResult());
+      scope
+        .get(COMMENTS)
+        .query({ per_page: '100' })
+        .reply(200, [comment(5, `<!-- k6-distributed:report workflow=perf job=load-test key=default -->`)]);
+      scope.patch(`${REPO_PATH}/issues/comments/5`).reply(200, comment(5, 'x'));
+      const outcome = await report(await inputs(head, extra), deps);
+      expect(outcome.outputs.verdict).toBe(verdict);
+      expect(outcome.failure).toBeUndefined();
+      expect(scope.isDone()).toBe(true);
+      expect(blob.isDone()).toBe(true);
+    }
+  });
+
+  it('turns a 403 on a fork into a warning; the job summary still has the report', async () => {
+    const fork = structuredClone(PR_PAYLOAD);
+    fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
+    const { deps, summaries } = setup(prContext(fork));
+    const scope = nockNoBaseline(nock(API))
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS)
+      .reply(403, FORBIDDEN);
+    const outcome = await report(await inputs(makeResult(), { mode: 'comment' }), deps);
+    expect(outcome.warnings).toEqual([
+      "could not comment on pull request #2 (403 Resource not accessible by integration - https://docs.github.com/rest/issues/comments#create-an-issue-comment): a fork's pull request gets a read-only token; the report is in the job summary, and mode bundle with a workflow_run workflow in mode post-bundle posts it as a comment",
+    ]);
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.outputs['comment-url']).toBe('');
+    expect(outcome.outputs.verdict).toBe('no-baseline');
+    expect(summaries[0]).toContain('**⚪ No baseline yet** against `master`');
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it('shows "no baseline yet" and "baseline expired" without failing', async () => {
+    {
+      const { deps } = setup();
+      let posted = '';
+      const scope = nockNoBaseline(nock(API))
+        .get(COMMENTS)
+        .query({ per_page: '100' })
+        .reply(200, [])
+        .post(COMMENTS, (b: { body: string }) => {
+          posted = b.body;
+          return true;
+        })
+        .reply(201, comment(78, 'x'));
+      const outcome = await report(await inputs(makeResult({ p95: 500 })), deps);
+      expect(outcome).toMatchObject({
+        outputs: { verdict: 'no-baseline', 'baseline-sha': '' },
+        annotations: [],
+      });
+      expect(outcome.failure).toBeUndefined();
+      expect(posted).toContain('**No baseline yet:**');
+      expect(scope.isDone()).toBe(true);
+    }
+    {
+      const { deps } = setup();
+      let posted = '';
+      const scope = nock(API)
+        .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
+        .query({ per_page: '1' })
+        .reply(200, compare(MERGE_BASE))
+        .get(RUNS)
+        .query({ ...runsQuery, per_page: '10', head_sha: MERGE_BASE })
+        .reply(200, workflowRuns([]))
+        .get(RUNS)
+        .query(runsQuery)
+        .reply(200, workflowRuns([workflowRun(480, MERGE_BASE)]))
+        .get(`${REPO_PATH}/actions/runs/480/artifacts`)
+        .query({ name: BASELINE, per_page: '100' })
+        .reply(200, artifacts([artifact(6001, BASELINE, 480, { expired: true })]))
+        .get(COMMENTS)
+        .query({ per_page: '100' })
+        .reply(200, [])
+        .post(COMMENTS, (b: { body: string }) => {
+          posted = b.body;
+          return true;
+        })
+        .reply(201, comment(79, 'x'));
+      const outcome = await report(await inputs(makeResult()), deps);
+      expect(outcome.outputs.verdict).toBe('baseline-expired');
+      expect(outcome.failure).toBeUndefined();
+      expect(posted).toContain('**Baseline expired:** the stored result of [run 480]');
+      expect(scope.isDone()).toBe(true);
+    }
+  });
+
+  it('compares with a baseline file instead of the stored artifact when given', async () => {
+    const { deps } = setup();
+    const scope = nock(API)
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS)
+      .reply(201, comment(80, 'x'));
+    const outcome = await report(
+      await inputs(makeResult({ rps: 300 }), { baseline: await resultFile(makeResult()), gate: 'p95' }),
+      deps,
+    );
+    expect(outcome.outputs.verdict).toBe('passed'); // rps is worse but not gated
+    expect(JSON.parse(outcome.outputs.regressions)).toMatchObject([{ metric: 'rps', gated: false }]);
+    expect(outcome.annotations).toEqual([
+      {
+        level: 'warning',
+        title: 'k6 regression: Requests per second',
+        message:
+          'Requests per second 400.0/s -> 300.0/s (-100.0/s (-25.0%)), beyond the tolerance of 10% and 1/s (not gated)',
+      },
+    ]);
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it('posts a body within 65,536 characters for a huge result; the job summary keeps the detail', async () => {
+    const head = makeResult();
+    head.runners = Array.from({ length: 1000 }, (_, i) => ({
+      ...head.runners[0]!,
+      index: i,
+      segment: `${i}/1000:${i + 1}/1000`,
+    }));
+    const { deps, summaries } = setup();
+    let posted = '';
+    const scope = nock(API);
+    const blob = nockBaseline(scope, makeResult());
+    scope
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS, (b: { body: string }) => {
+        posted = b.body;
+        return true;
+      })
+      .reply(201, comment(81, 'x'));
+    await report(await inputs(head), deps);
+    console.log(
+      `1,000 runners: comment ${posted.length} characters, job summary ${Buffer.byteLength(summaries[0]!)} bytes`,
+    );
+    expect(posted.length).toBeLessThanOrEqual(COMMENT_LIMIT);
+    expect(posted).not.toContain('| 999 |');
+    expect(posted).toContain("Left out to fit GitHub's size limit: runners");
+    expect(summaries[0]).toContain('| 999 |');
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+  });
+
+  it('refuses a push event in one line that names the input', async () => {
+    const { deps } = setup({ ...prContext({}), eventName: 'push' });
+    await expect(report(await inputs(makeResult(), { mode: 'comment' }), deps)).rejects.toThrow(
+      'mode: comment needs a pull_request event, not push (use store on pushes, post-bundle on workflow_run)',
+    );
+  });
+});
+
+describe('mode store', () => {
+  it('uploads the result and its metadata as the baseline artifact of the branch', async () => {
+    const ctx: ActionContext = {
+      ...prContext({ ref: 'refs/heads/master', after: MERGE_BASE }),
+      eventName: 'push',
+      ref: 'refs/heads/master',
+      sha: MERGE_BASE,
+      runId: 501,
+    };
+    const { deps, uploads, summaries } = setup(ctx);
+    const head = makeResult({
+      environment: { runnerImage: 'grafana/k6:1.4.0', nodeSelector: { pool: 'k6' } },
+    });
+    const outcome = await report(await inputs(head, { 'retention-days': '30' }), deps);
+    expect(outcome.outputs).toEqual({
+      mode: 'store',
+      verdict: 'stored',
+      'run-verdict': 'passed',
+      regressions: '[]',
+      'baseline-sha': '',
+      'baseline-run-id': '',
+      'comment-url': '',
+      'artifact-id': '8001',
+    });
+    expect(uploads).toHaveLength(1);
+    expect(uploads[0]!.name).toBe(BASELINE);
+    expect(uploads[0]!.retentionDays).toBe(30);
+    expect(JSON.parse(uploads[0]!.files[RESULT_FILE]!)).toEqual(head);
+    expect(JSON.parse(uploads[0]!.files[BASELINE_METADATA_FILE]!)).toMatchObject({
+      schema: 'k6-distributed/baseline@1',
+      key: 'default',
+      sha: MERGE_BASE,
+      ref: 'refs/heads/master',
+      repository: `${OWNER}/${REPO}`,
+      workflow: 'perf',
+      job: 'load-test',
+      runId: 501,
+      k6Version: 'v2.2.0',
+      runners: 2,
+      runnerImage: 'grafana/k6:1.4.0',
+      nodeSelector: { pool: 'k6' },
+      scriptHash: 'a1b2c3',
+    });
+    expect(summaries[0]).toContain('stored as the baseline for `master`');
+  });
+});
+
+describe('fork pull requests: bundle, then post-bundle in a workflow_run workflow', () => {
+  it('writes the bundle on the fork PR and posts it from the workflow_run, rendered again from data', async () => {
+    const fork = structuredClone(PR_PAYLOAD);
+    fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
+    const pr = setup(prContext(fork));
+    const scope = nock(API);
+    const blob = nockBaseline(scope, makeResult());
+    const outcome = await report(await inputs(makeResult({ p95: 35 })), pr.deps);
+    expect(pr.logs[0]).toBe('mode: bundle (auto, event pull_request)');
+    expect(outcome.outputs).toMatchObject({
+      mode: 'bundle',
+      verdict: 'regressed',
+      'artifact-id': '8001',
+      'comment-url': '',
+    });
+    expect(outcome.failure).toContain('performance regressed against master');
+    expect(pr.uploads[0]!.name).toBe('k6-distributed-report-default');
+    const bundle = JSON.parse(pr.uploads[0]!.files['report.json']!);
+    expect(bundle).toMatchObject({
+      prNumber: 2,
+      headSha: HEAD_SHA,
+      marker: { workflow: 'perf', job: 'load-test', key: 'default' },
+    });
+    expect(pr.uploads[0]!.files['report.md']).toBe(pr.summaries[0]);
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+
+    // The fork could have written anything into the bundle: links and markdown are not used.
+    bundle.input.links.runUrl = 'https://evil.example/phish';
+    bundle.input.baseline.run.url = 'https://evil.example/phish';
+    const wr = workflowRun(9000, HEAD_SHA, {
+      event: 'pull_request',
+      headRepo: 'mallory/Hello-World',
+      branch: 'changes',
+    });
+    const post = setup({
+      ...prContext({ action: 'completed', workflow_run: wr }),
+      eventName: 'workflow_run',
+      workflow: 'post k6 report',
+      job: 'comment',
+      runId: 9100,
+    });
+    let posted = '';
+    const scope2 = nock(API)
+      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+      .query({ name: 'k6-distributed-report-default', per_page: '100' })
+      .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+    const blob2 = serveArtifact(scope2, 8101, {
+      'report.json': JSON.stringify(bundle),
+      'report.md': '<img src=x onerror=alert(1)> not this',
+    });
+    scope2
+      .get(`${REPO_PATH}/pulls/2`)
+      .reply(200, { ...fork.pull_request, number: 2, state: 'open' })
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS, (b: { body: string }) => {
+        posted = b.body;
+        return true;
+      })
+      .reply(201, comment(90, 'x'));
+    const outcome2 = await report(await inputs(makeResult()), post.deps);
+    expect(post.logs[0]).toBe('mode: post-bundle (auto, event workflow_run)');
+    expect(outcome2.failure).toBeUndefined(); // the PR run's own check fails, not this one
+    expect(outcome2.outputs).toMatchObject({
+      mode: 'post-bundle',
+      verdict: 'regressed',
+      'baseline-run-id': '501',
+      'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-90`,
+    });
+    expect(posted.startsWith('<!-- k6-distributed:report workflow=perf job=load-test key=default -->')).toBe(
+      true,
+    );
+    expect(posted).not.toContain('evil.example');
+    expect(posted).not.toContain('not this');
+    expect(posted).toContain(`[workflow run](https://github.com/${OWNER}/${REPO}/actions/runs/9000)`);
+    expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
+    expect(posted).toBe(pr.summaries[0]);
+    expect(scope2.isDone()).toBe(true);
+    expect(blob2.isDone()).toBe(true);
+  });
+
+  it("finds the PR by head SHA when the bundle's number does not match the run", async () => {
+    const { deps } = setup({
+      ...prContext({
+        action: 'completed',
+        workflow_run: workflowRun(9000, HEAD_SHA, {
+          event: 'pull_request',
+          headRepo: 'mallory/Hello-World',
+          branch: 'changes',
+        }),
+      }),
+      eventName: 'workflow_run',
+    });
+    const bundle = {
+      schema: 'k6-distributed/report-bundle@1',
+      repository: `${OWNER}/${REPO}`,
+      prNumber: 1,
+      headSha: HEAD_SHA,
+      marker: { workflow: 'perf', job: 'load-test', key: 'default' },
+      verdict: 'no-baseline',
+      input: {
+        head: makeResult(),
+        baseline: {
+          source: 'artifact',
+          state: 'none',
+          branch: 'master',
+          artifactName: BASELINE,
+          runsChecked: 0,
+        },
+        options: {
+          key: 'default',
+          gate: ['p95'],
+          tolerances: parseReportInputs({ 'github-token': 'x' }).tolerances,
+        },
+        links: {},
+      },
+    };
+    const other = { ...structuredClone(PR_PAYLOAD.pull_request), number: 1 };
+    other.head.sha = 'f'.repeat(40);
+    other.head.repo.full_name = `${OWNER}/${REPO}`;
+    const scope = nock(API)
+      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+      .query({ name: 'k6-distributed-report-default', per_page: '100' })
+      .reply(200, artifacts([artifact(8102, 'k6-distributed-report-default', 9000)]));
+    const blob = serveArtifact(scope, 8102, { 'report.json': JSON.stringify(bundle) });
+    scope
+      .get(`${REPO_PATH}/pulls/1`)
+      .reply(200, other)
+      .get(`${REPO_PATH}/commits/${HEAD_SHA}/pulls`)
+      .query({ per_page: '100' })
+      .reply(200, [{ ...PR_PAYLOAD.pull_request, number: 2, state: 'open' }])
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [])
+      .post(COMMENTS)
+      .reply(201, comment(91, 'x'));
+    const outcome = await report(await inputs(makeResult()), deps);
+    expect(outcome.outputs['comment-url']).toContain('/pull/2#issuecomment-91');
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+  });
+
+  it('warns when the run left no bundle', async () => {
+    const { deps } = setup({
+      ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
+      eventName: 'workflow_run',
+    });
+    const scope = nock(API)
+      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+      .query({ name: 'k6-distributed-report-default', per_page: '100' })
+      .reply(200, artifacts([]));
+    const outcome = await report(await inputs(makeResult()), deps);
+    expect(outcome.warnings).toEqual([
+      'run 9000 has no report bundle k6-distributed-report-default: nothing to post (did its report step run with mode bundle and key default?)',
+    ]);
+    expect(outcome.outputs.verdict).toBe('');
+    expect(scope.isDone()).toBe(true);
+  });
+});
+
+describe('resolveMode (mode: auto)', () => {
+  it('picks the mode from the event', () => {
+    const fork = structuredClone(PR_PAYLOAD);
+    fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
+    expect(resolveMode('auto', prContext())).toBe('comment');
+    expect(resolveMode('auto', prContext(fork))).toBe('bundle');
+    expect(resolveMode('auto', { ...prContext(fork), eventName: 'pull_request_target' })).toBe('comment');
+    expect(resolveMode('auto', { ...prContext({}), eventName: 'push' })).toBe('store');
+    expect(resolveMode('auto', { ...prContext({}), eventName: 'workflow_run' })).toBe('post-bundle');
+    expect(resolveMode('store', prContext())).toBe('store');
+  });
+});
