@@ -355,7 +355,7 @@ function buildResult(input: {
   options: RunOptions;
   runners: Runner[];
   exits: Array<RunnerExit | undefined>;
-  collected: Array<{ summary?: string; logTail: string }>;
+  collected: Array<{ summary?: string; logTail: string; node?: string }>;
   start: StartInfo;
   monitor: MonitorInfo;
 }): RunResult {
@@ -417,6 +417,7 @@ function buildResult(input: {
       result.p95Ms = duration.grid.points.find(([p]) => Math.abs(p - 0.95) < 1e-9)?.[1] ?? duration.max;
     }
     if (iterations?.type === 'counter') result.iterations = iterations.count;
+    if (collected[i]!.node) result.node = collected[i]!.node!;
     if (!result.ok) result.logTail = collected[i]!.logTail;
     return result;
   });

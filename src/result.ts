@@ -99,6 +99,8 @@ export interface RunnerResult {
   p95Ms?: number;
   /** `iterations` count of this runner. */
   iterations?: number;
+  /** The Kubernetes node the runner's Pod ran on (Kubernetes backend). */
+  node?: string;
   /** The last lines of the runner's log when it failed. */
   logTail?: string;
 }

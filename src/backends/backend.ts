@@ -31,7 +31,7 @@ export interface Runner {
    * Reads what the runner left: its `--summary-export` JSON text (undefined when it wrote none) and
    * the last lines of its log. Called after the runner ended and before {@link Backend.cleanup}.
    */
-  collect(): Promise<{ summary?: string; logTail: string }>;
+  collect(): Promise<{ summary?: string; logTail: string; node?: string }>;
 }
 
 /** A place where runners run. */

@@ -36,10 +36,12 @@ export interface RecordingTarget extends Target {
 const ITEMS = JSON.stringify({ items: [1, 2, 3] });
 
 /**
- * A small Node HTTP server on 127.0.0.1: `/api/items` (JSON), `/slow?ms=N` (answers after N ms),
- * `/status/N` (answers with status N), anything else `ok`. It records every arrival.
+ * A small Node HTTP server: `/api/items` (JSON), `/slow?ms=N` (answers after N ms), `/status/N`
+ * (answers with status N), anything else `ok`. It records every arrival.
+ * @param host the address to listen on: 127.0.0.1, or an address of a test network this process
+ *   made itself (the test cluster's pod gateway).
  */
-export async function startNodeTarget(): Promise<RecordingTarget> {
+export async function startNodeTarget(host = '127.0.0.1'): Promise<RecordingTarget> {
   const arrivals: Arrival[] = [];
   const epoch = Date.now() - performance.now();
   const server = http.createServer((req, res) => {
@@ -61,10 +63,10 @@ export async function startNodeTarget(): Promise<RecordingTarget> {
     }
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     kind: 'node',
     arrivals,
     stop: () =>

@@ -140,13 +140,15 @@ export function renderChecks(result: RunResult): string {
   return ['| Check | Passes | Fails | Pass rate |', '|---|---:|---:|---:|', ...rows].join('\n');
 }
 
-/** The per-runner table: segment, requests, RPS, its own p95, exit, start offset. */
+/** The per-runner table: segment, (node), requests, RPS, its own p95, exit, start offset. */
 export function renderRunners(result: RunResult): string {
+  const withNode = result.runners.some((r) => r.node);
   const rows = result.runners.map(
     (r) =>
       `${[
         `| ${r.index}`,
         inlineCode(r.segment),
+        ...(withNode ? [r.node ? inlineCode(r.node) : '—'] : []),
         r.requests === undefined ? '—' : formatCount(r.requests),
         r.rps === undefined ? '—' : formatRate(r.rps),
         r.p95Ms === undefined ? '—' : formatMs(r.p95Ms),
@@ -155,8 +157,8 @@ export function renderRunners(result: RunResult): string {
       ].join(' | ')} |`,
   );
   return [
-    '| Runner | Segment | Requests | RPS | p95 (own slice) | Exit | Start offset |',
-    '|---:|---|---:|---:|---:|---|---:|',
+    `| Runner | Segment |${withNode ? ' Node |' : ''} Requests | RPS | p95 (own slice) | Exit | Start offset |`,
+    `|---:|---|${withNode ? '---|' : ''}---:|---:|---:|---|---:|`,
     ...rows,
   ].join('\n');
 }

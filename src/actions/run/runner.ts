@@ -31,21 +31,25 @@ export function newRunId(): string {
   return `r${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
-/** Masks the kubeconfig input and each secret-looking line of it in the log. */
+/**
+ * Masks the credentials of the kubeconfig input in the log: the whole input when it is one line
+ * (base64), and each secret value of the YAML (tokens, keys, certificates, passwords). GitHub masks
+ * line by line, so a multi-line value is never registered whole.
+ */
 function maskKubeconfig(kubeconfig: string | undefined): void {
   if (!kubeconfig) return;
-  core.setSecret(kubeconfig);
-  const decoded = /^[A-Za-z0-9+/=\s]+$/.test(kubeconfig.trim())
-    ? Buffer.from(kubeconfig, 'base64').toString('utf8')
+  const trimmed = kubeconfig.trim();
+  if (!trimmed.includes('\n')) core.setSecret(trimmed);
+  const yaml = /^[A-Za-z0-9+/=]+$/.test(trimmed)
+    ? Buffer.from(trimmed, 'base64').toString('utf8')
     : kubeconfig;
-  for (const line of decoded.split('\n')) {
+  for (const line of yaml.split('\n')) {
     const m =
-      /^\s*(token|client-key-data|client-certificate-data|password|id-token|refresh-token)\s*:\s*(\S+)/.exec(
+      /^\s*-?\s*(token|client-key-data|client-certificate-data|password|id-token|refresh-token|client-secret)\s*:\s*(\S+)/.exec(
         line,
       );
-    if (m?.[2]) core.setSecret(m[2]);
+    if (m?.[2]) core.setSecret(m[2].replace(/^["']|["']$/g, ''));
   }
-  if (decoded !== kubeconfig) core.setSecret(decoded);
 }
 
 function makeBackend(inputs: RunActionInputs, runId: string): (k6: string, workDir: string) => Backend {

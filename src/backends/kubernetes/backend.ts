@@ -177,6 +177,8 @@ export class KubernetesBackend implements Backend {
       collect: async () => {
         const state = pods.state(index);
         if (state.kind === 'none') return { logTail: '' };
+        const nodeName = pods.pods.get(index)?.spec?.nodeName;
+        const node = nodeName ? { node: nodeName } : {};
         try {
           const log = await this.core.readNamespacedPodLog({
             name: state.pod,
@@ -185,9 +187,12 @@ export class KubernetesBackend implements Backend {
           });
           const { summary, rest } = splitRunnerLog(log, this.o.runId);
           const logTail = rest.trimEnd().split('\n').slice(-15).join('\n');
-          return summary === undefined ? { logTail } : { summary, logTail };
+          return summary === undefined ? { logTail, ...node } : { summary, logTail, ...node };
         } catch (error) {
-          return { logTail: `(the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)})` };
+          return {
+            logTail: `(the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)})`,
+            ...node,
+          };
         }
       },
     };

@@ -1,0 +1,287 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
+import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import type { RunResult } from '../../src/result.ts';
+import { type ActionStep, runAction, startAction } from '../support/action.ts';
+import { tempDir, writeScript } from '../support/cli.ts';
+
+// The bundled dist/run.js, run the way GitHub runs it, against a real kube-apiserver, controller
+// manager and scheduler (test/cluster). Pods are real k6 processes in network namespaces run by the
+// harness's node agent, which stands in for kubelets because no container runtime runs here.
+
+const kubeconfig = () => readFileSync(process.env.KUBECONFIG!, 'utf8');
+const kc = new KubeConfig();
+let core: CoreV1Api;
+let batch: BatchV1Api;
+let target: RecordingTarget;
+
+const DEDICATED = {
+  'node-selector': 'k6-distributed.test/pool=loadtest',
+  tolerations: '[{key: k6-distributed.test/dedicated, operator: Equal, value: loadtest, effect: NoSchedule}]',
+};
+
+beforeAll(async () => {
+  kc.loadFromFile(process.env.KUBECONFIG!);
+  core = kc.makeApiClient(CoreV1Api);
+  batch = kc.makeApiClient(BatchV1Api);
+  // The runner Pods reach the target on the bridge the harness made (their only route).
+  target = await startNodeTarget(process.env.K6D_POD_GATEWAY!);
+});
+afterAll(async () => {
+  await target.stop();
+});
+
+/** Every object any run left in the namespace. */
+async function leftovers(namespace = 'default'): Promise<string[]> {
+  const labelSelector = `${LABELS.managedBy}=k6-distributed`;
+  const [cms, jobs, pods] = await Promise.all([
+    core.listNamespacedConfigMap({ namespace, labelSelector }),
+    batch.listNamespacedJob({ namespace, labelSelector }),
+    core.listNamespacedPod({ namespace, labelSelector }),
+  ]);
+  return [
+    ...cms.items.map((o) => `ConfigMap ${o.metadata?.name}`),
+    ...jobs.items.map((o) => `Job ${o.metadata?.name}`),
+    ...pods.items.map((o) => `Pod ${o.metadata?.name}`),
+  ];
+}
+
+afterEach(async () => {
+  expect(await leftovers()).toEqual([]);
+});
+
+function resultOf(step: ActionStep, workspace: string): RunResult {
+  return JSON.parse(readFileSync(path.join(workspace, step.outputs['result-path']!), 'utf8')) as RunResult;
+}
+
+async function waitFor(text: () => string, needle: string, timeoutMs = 60_000): Promise<void> {
+  const t0 = Date.now();
+  while (!text().includes(needle) && Date.now() - t0 < timeoutMs)
+    await new Promise((r) => setTimeout(r, 100));
+}
+
+const sharedIterations = writeScript(`
+import http from 'k6/http';
+export const options = {
+  scenarios: { s: { executor: 'shared-iterations', vus: 8, iterations: 1000 } },
+  thresholds: { http_req_duration: ['p(95)<5000'], http_reqs: ['count==1000'] },
+};
+export default function () { http.get(__ENV.TARGET + '/k8s', { headers: { 'x-runner': __ENV.K6D_RUNNER_INDEX } }); }
+`);
+
+describe('run action on Kubernetes', () => {
+  it('lands 4 runners one per dedicated node, starts them together and gives the same total as the local backend', async () => {
+    const before = target.arrivals.length;
+    const workspace = tempDir('k6d-k8s-');
+    const step = await runAction(
+      'dist/run.js',
+      {
+        script: sharedIterations,
+        runners: '4',
+        kubeconfig: kubeconfig(),
+        ...DEDICATED,
+        'k6-args': `-e TARGET=${target.url}`,
+      },
+      { workspace },
+    );
+    expect(step.code, step.stdout).toBe(0);
+    expect(step.outputs.verdict).toBe('passed');
+    const result = resultOf(step, workspace);
+    expect(result.environment).toMatchObject({
+      backend: 'kubernetes',
+      runners: 4,
+      runnerImage: 'grafana/k6:2.2.0',
+    });
+    const nodes = result.runners.map((r) => r.node);
+    expect(new Set(nodes).size).toBe(4);
+    for (const node of nodes) expect(node).toMatch(/^k6d-loadtest-\d+$/);
+    // The same iteration total as the local backend gives for this script (test/e2e/local-run.test.ts).
+    expect(result.metrics.iterations!.values.count).toBe(1000);
+    const arrivals = target.arrivals.slice(before).filter((a) => a.path === '/k8s');
+    expect(arrivals).toHaveLength(1000);
+    const first = new Map<string, number>();
+    for (const a of arrivals) if (!first.has(a.runner!)) first.set(a.runner!, a.at);
+    const firsts = [...first.values()];
+    expect(first.size).toBe(4);
+    expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(250);
+    expect(Math.min(...firsts)).toBeGreaterThanOrEqual(Date.parse(result.startedAt) - 2);
+    expect(Number(step.outputs['start-skew'])).toBe(result.startSkewMs);
+    expect(step.summary).toContain('start skew');
+    expect(step.summary).toContain('k6d-loadtest-');
+  });
+
+  it('fails naming a runner that crashes mid-test, stops the others and removes everything', async () => {
+    const script = writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { sleep } from 'k6';
+export const options = { vus: 4, duration: '30s' };
+export default function () {
+  http.get(__ENV.TARGET + '/crash');
+  if (__ENV.K6D_RUNNER_INDEX === '1' && exec.scenario.iterationInInstance === 3) exec.test.abort('runner one gives up');
+  sleep(0.2);
+}
+`);
+    const workspace = tempDir('k6d-k8s-');
+    const started = Date.now();
+    const step = await runAction(
+      'dist/run.js',
+      { script, runners: '4', kubeconfig: kubeconfig(), ...DEDICATED, 'k6-args': `-e TARGET=${target.url}` },
+      { workspace },
+    );
+    expect(step.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    const result = resultOf(step, workspace);
+    expect(result.failures[0]).toMatch(
+      /runner 1 failed \(exit 108: the script called test.abort\(\)\).*runner one gives up/,
+    );
+    expect(result.runners.map((r) => r.exitCode)).toEqual([103, 108, 103, 103]);
+    expect(step.annotations.filter((a) => a.startsWith('::error::'))).toEqual([
+      expect.stringMatching(/^::error::k6 distributed run failed: runner 1 failed/),
+    ]);
+  });
+
+  it('gives a clear error for a placement no node can meet, within the timeout, and cleans up', async () => {
+    const started = Date.now();
+    const step = await runAction('dist/run.js', {
+      script: sharedIterations,
+      runners: '2',
+      kubeconfig: kubeconfig(),
+      'node-selector': 'k6-distributed.test/pool=gpu',
+      'schedule-timeout': '3',
+      'k6-args': `-e TARGET=${target.url}`,
+    });
+    expect(step.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(step.annotations[0]).toMatch(
+      /runner \d failed before the start \(Pod k6d-.* could not be placed within 3 s: 0\/5 nodes are available: .*node affinity\/selector/,
+    );
+  });
+
+  it('needs every runner on its own node: 5 runners on 4 dedicated nodes cannot be placed', async () => {
+    const step = await runAction('dist/run.js', {
+      script: sharedIterations,
+      runners: '5',
+      kubeconfig: kubeconfig(),
+      ...DEDICATED,
+      'schedule-timeout': '3',
+      'k6-args': `-e TARGET=${target.url}`,
+    });
+    expect(step.code).toBe(1);
+    expect(step.annotations[0]).toMatch(/could not be placed within 3 s: .*anti-affinity/);
+  });
+
+  it('fails early on an image that cannot be pulled', async () => {
+    const step = await runAction('dist/run.js', {
+      script: sharedIterations,
+      runners: '2',
+      kubeconfig: kubeconfig(),
+      ...DEDICATED,
+      'runner-image': 'example.com/does-not-exist/k6:1',
+      'k6-args': `-e TARGET=${target.url}`,
+    });
+    expect(step.code).toBe(1);
+    expect(step.annotations[0]).toMatch(/Pod k6d-.*: (ErrImagePull|ImagePullBackOff)/);
+  });
+
+  it('lists every missing permission before creating anything', async () => {
+    const step = await runAction('dist/run.js', {
+      script: sharedIterations,
+      runners: '2',
+      kubeconfig: readFileSync(process.env.K6D_LIMITED_KUBECONFIG!, 'utf8'),
+      'k6-args': `-e TARGET=${target.url}`,
+    });
+    expect(step.code).toBe(1);
+    expect(step.annotations).toEqual([
+      '::error::permissions: the credentials lack in namespace default: create configmaps, get configmaps, list configmaps, delete configmaps, create jobs.batch, get jobs.batch, list jobs.batch, watch jobs.batch, delete jobs.batch, get pods, list pods, watch pods, delete pods, get pods/log, get pods/proxy, patch pods/proxy (examples/rbac.yaml grants what is needed)',
+    ]);
+  });
+
+  it('refuses an archive too big for a ConfigMap before creating anything', async () => {
+    const dir = tempDir('k6d-big-');
+    writeFileSync(path.join(dir, 'data.bin'), Buffer.alloc(1_500_000, 7));
+    writeFileSync(
+      path.join(dir, 'big.js'),
+      `const data = open('./data.bin', 'b');\nexport default function () { if (!data) throw new Error('x'); }\n`,
+    );
+    const step = await runAction('dist/run.js', {
+      script: path.join(dir, 'big.js'),
+      kubeconfig: kubeconfig(),
+    });
+    expect(step.code).toBe(1);
+    expect(step.annotations[0]).toMatch(
+      /^::error::script: its k6 archive is 1\.\d\d MiB, more than a ConfigMap holds/,
+    );
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    'on cancellation (%s) stops the runners and leaves nothing',
+    async (signal) => {
+      const script = writeScript(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 4, duration: '60s' };
+export default function () { http.get(__ENV.TARGET + '/cancel'); sleep(0.1); }
+`);
+      const { child, done } = startAction('dist/run.js', {
+        script,
+        runners: '4',
+        kubeconfig: kubeconfig(),
+        ...DEDICATED,
+        'k6-args': `-e TARGET=${target.url}`,
+      });
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+      });
+      await waitFor(() => out, 'started 4 runners');
+      await new Promise((r) => setTimeout(r, 1000));
+      child.kill(signal);
+      const step = await done;
+      expect(step.outputs.verdict).toBe('failed');
+      expect(step.annotations.join('\n')).toMatch(/interrupted/);
+      // The post step sees that the main step cleaned up and does nothing.
+      const post = await runAction(
+        'dist/run-post.js',
+        { kubeconfig: kubeconfig(), script },
+        { state: step.state },
+      );
+      expect(post.code).toBe(0);
+      expect(post.stdout).not.toContain('did not finish its cleanup');
+    },
+  );
+
+  it('post step removes what a killed main step left behind', async () => {
+    const script = writeScript(`
+import { sleep } from 'k6';
+export const options = { vus: 2, duration: '60s' };
+export default function () { sleep(0.5); }
+`);
+    const { child, done } = startAction('dist/run.js', {
+      script,
+      runners: '2',
+      kubeconfig: kubeconfig(),
+      ...DEDICATED,
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+    });
+    await waitFor(() => out, 'started 2 runners');
+    // The Actions runner kills a step that outlives its cancellation grace period.
+    child.kill('SIGKILL');
+    const step = await done;
+    expect(step.state.runId).toMatch(/^r[a-z0-9]+$/);
+    expect((await leftovers()).length).toBeGreaterThan(0);
+    const post = await runAction(
+      'dist/run-post.js',
+      { kubeconfig: kubeconfig(), script },
+      { state: step.state },
+    );
+    expect(post.code).toBe(0);
+    expect(post.stdout).toContain(`post: removed every object of run ${step.state.runId}`);
+  });
+});

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const STATE = path.join(ROOT, 'test/cluster/.state-e2e');
+
+/**
+ * Starts the test control plane (etcd, kube-apiserver, controller manager, scheduler, and the node
+ * agent standing in for kubelets: test/cluster/README.md) once for the cluster tests, building it
+ * on first use, and stops it afterwards. Its env file is handed to the tests as environment.
+ */
+export default function setup(): () => void {
+  const env = {
+    ...process.env,
+    CLUSTER_STATE_DIR: STATE,
+    CLUSTER_POD_NET: '10.214',
+    DEDICATED_NODES: '4',
+    GENERAL_NODES: '1',
+  };
+  execFileSync('bash', [path.join(ROOT, 'test/cluster/start.sh')], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  for (const line of readFileSync(path.join(STATE, 'env'), 'utf8').split('\n')) {
+    const m = /^export ([A-Z0-9_]+)='(.*)'$/.exec(line);
+    if (m) process.env[m[1]!] = m[2]!;
+  }
+  return () => {
+    execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  };
+}
