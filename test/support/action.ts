@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, tempDir } from './cli.ts';
+import { collectOutput, ROOT, tempDir } from './cli.ts';
 
 /** What one action step left, read the way GitHub reads it. */
 export interface ActionStep {
@@ -70,27 +70,17 @@ export function startAction(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<ActionStep>((resolve) => {
-    child.on('close', (code) => {
-      resolve({
-        code,
-        stdout,
-        stderr,
-        outputs: readFileCommands(files.output),
-        state: readFileCommands(files.state),
-        summary: readFileSync(files.summary, 'utf8'),
-        annotations: stdout.split('\n').filter((l) => /^::(error|warning)/.test(l)),
-      });
-    });
-  });
+  const done = collectOutput(child).then(
+    ({ code, stdout, stderr }): ActionStep => ({
+      code,
+      stdout,
+      stderr,
+      outputs: readFileCommands(files.output),
+      state: readFileCommands(files.state),
+      summary: readFileSync(files.summary, 'utf8'),
+      annotations: stdout.split('\n').filter((l) => /^::(error|warning)/.test(l)),
+    }),
+  );
   return { child, done, workspace };
 }
 

@@ -38,32 +38,37 @@ export function startCli(
     env: { ...process.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  const done = new Promise<CliRun>((resolve) => {
-    child.on('close', (code) => {
-      const out: CliRun = { code, stdout, stderr, tmp };
-      const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
-      const resultArg = ours.indexOf('--out');
-      const resultPath = path.resolve(
-        cwd,
-        resultArg >= 0 ? args[resultArg + 1]! : 'k6-distributed-result.json',
-      );
-      try {
-        out.result = JSON.parse(readFileSync(resultPath, 'utf8')) as RunResult;
-      } catch {
-        // no result written
-      }
-      resolve(out);
-    });
+  const done = collectOutput(child).then(({ code, stdout, stderr }) => {
+    const out: CliRun = { code, stdout, stderr, tmp };
+    const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
+    const resultArg = ours.indexOf('--out');
+    const resultPath = path.resolve(
+      cwd,
+      resultArg >= 0 ? args[resultArg + 1]! : 'k6-distributed-result.json',
+    );
+    try {
+      out.result = JSON.parse(readFileSync(resultPath, 'utf8')) as RunResult;
+    } catch {
+      // no result written
+    }
+    return out;
   });
   return { child, done };
+}
+
+/** Gathers a child's stdout and stderr; resolves when it has exited and its streams closed. */
+export function collectOutput(
+  child: ChildProcess,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 /** Runs the CLI to the end. */
