@@ -68,8 +68,17 @@ function median(values: number[]): number {
 }
 
 async function main() {
-  const env = { ...process.env, CLUSTER_STATE_DIR: STATE, CLUSTER_POD_NET: '10.215', DEDICATED_NODES: String(NODES), GENERAL_NODES: '1' };
-  execFileSync('bash', [path.join(ROOT, 'test/cluster/start.sh')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const env = {
+    ...process.env,
+    CLUSTER_STATE_DIR: STATE,
+    CLUSTER_POD_NET: '10.215',
+    DEDICATED_NODES: String(NODES),
+    GENERAL_NODES: '1',
+  };
+  execFileSync('bash', [path.join(ROOT, 'test/cluster/start.sh')], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const kc = new KubeConfig();
   kc.loadFromFile(path.join(STATE, 'kubeconfig'));
   const gateway = /K6D_POD_GATEWAY='([^']+)'/.exec(await readFile(path.join(STATE, 'env'), 'utf8'))![1]!;
@@ -102,7 +111,12 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
         const before = await requestCounts(kc);
         const t0 = performance.now();
         const result = await runTest(
-          parseRunConfig({ script, runners, k6Args: ['-e', `TARGET=${target.url}`], resultPath: path.join(dir, 'result.json') }),
+          parseRunConfig({
+            script,
+            runners,
+            k6Args: ['-e', `TARGET=${target.url}`],
+            resultPath: path.join(dir, 'result.json'),
+          }),
           {
             log,
             createBackend: () =>
@@ -113,7 +127,14 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
                 image: 'grafana/k6:2.2.0',
                 placement: {
                   nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
-                  tolerations: [{ key: 'k6-distributed.test/dedicated', operator: 'Equal', value: 'loadtest', effect: 'NoSchedule' }],
+                  tolerations: [
+                    {
+                      key: 'k6-distributed.test/dedicated',
+                      operator: 'Equal',
+                      value: 'loadtest',
+                      effect: 'NoSchedule',
+                    },
+                  ],
                   spread: 'one-per-node',
                 },
                 cleanup: 'always',
@@ -146,7 +167,9 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
           requests: after.total - before.total - (idle.total - after.total),
           byResource: net,
         });
-        console.error(`runners=${runners} round=${round + 1}: wall ${wallS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms`);
+        console.error(
+          `runners=${runners} round=${round + 1}: wall ${wallS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms`,
+        );
       }
       rows.push({
         runners,
@@ -162,7 +185,10 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
   } finally {
     await target.stop();
     await rm(dir, { recursive: true, force: true });
-    execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   }
   const md = [
     `# Kubernetes backend on the test control plane (${new Date().toISOString()}, ${os.availableParallelism()} cores, ${ROUNDS} rounds, medians)`,
@@ -192,7 +218,10 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
     '',
   ].join('\n');
   await mkdir(RESULTS, { recursive: true });
-  await writeFile(path.join(RESULTS, 'cluster.json'), `${JSON.stringify({ at: new Date().toISOString(), rows }, null, 2)}\n`);
+  await writeFile(
+    path.join(RESULTS, 'cluster.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), rows }, null, 2)}\n`,
+  );
   await writeFile(path.join(RESULTS, 'cluster.md'), md);
   console.log(md);
 }

@@ -21,8 +21,9 @@ const SUMMED_GAUGES = new Set(['vus', 'vus_max']);
  * the whole test would have reported them:
  * - counter: `count` summed; `rate` = count / `durationS`;
  * - rate: `passes` and `fails` summed; `rate` = passes / (passes + fails), 0 with no samples;
- * - gauge: `min` of mins, `max` of maxes; `value` summed for `vus`/`vus_max`, else the largest value
- *   (a runner's last value is all a summary holds, and which runner was last is unknown);
+ * - gauge: `vus`/`vus_max` summed (value, min and max: each runner holds its own VUs); other
+ *   gauges: `min` of mins, `max` of maxes and the largest value (a runner's last value is all a
+ *   summary holds, and which runner was last is unknown);
  * - trend: `count` summed, exact `min`/`max`, `avg` weighted by count, and `med` and every `p(N)` from
  *   the runners' quantile grids merged as CDFs (quantiles.ts), never averaged.
  * Submetrics (`name{tag:value}`) are merged like their metric.
@@ -74,9 +75,17 @@ function mergeValues(
     }
     case 'gauge': {
       const gauges = parts.flatMap((p) => (p.type === 'gauge' ? [p] : []));
-      const values = gauges.map((g) => g.value);
+      if (SUMMED_GAUGES.has(name.split('{')[0]!)) {
+        // Each runner holds its own VUs: sums (for `vus`, max is an upper bound when the runners
+        // peaked at different moments; `vus_max` is fixed after init, so its sums are exact).
+        return {
+          value: sum(gauges.map((g) => g.value)),
+          min: sum(gauges.map((g) => g.min)),
+          max: sum(gauges.map((g) => g.max)),
+        };
+      }
       return {
-        value: SUMMED_GAUGES.has(name.split('{')[0]!) ? sum(values) : Math.max(...values),
+        value: Math.max(...gauges.map((g) => g.value)),
         min: Math.min(...gauges.map((g) => g.min)),
         max: Math.max(...gauges.map((g) => g.max)),
       };

@@ -42,10 +42,13 @@ const MEANINGS: Record<number, string> = {
   255: 'failed',
 };
 
-/** What an exit code means, e.g. `107 script exception`; a signal when the process had no code. */
+/**
+ * What an exit code means, e.g. `exit 107: script exception`; with the platform's reason when one
+ * came with it (`exit 137: failed (OOMKilled)`), or the signal when the process had no code.
+ */
 export function describeExit(code: number | null, signal?: string | null): string {
   if (code === null) return signal ? `killed by ${signal}` : 'did not exit';
-  return `exit ${code}: ${MEANINGS[code] ?? 'failed'}`;
+  return `exit ${code}: ${MEANINGS[code] ?? 'failed'}${signal ? ` (${signal})` : ''}`;
 }
 
 /**

@@ -62,9 +62,14 @@ const RUN_ONLY_FLAGS: Record<string, boolean> = {
   '--features': true,
 };
 
+/** Flags given to both: `k6 run` of an archive lets the runner's own environment win over the
+ * archive's `-e` values, unlike `k6 run script.js`, so they are passed again to keep `-e` first. */
+const BOTH_FLAGS = new Set(['-e', '--env']);
+
 /**
  * Splits the user's extra k6 flags into those for `k6 archive` (options: they are stored in the
- * archive) and those only `k6 run` takes.
+ * archive) and those `k6 run` takes (run-only flags, and `-e`/`--env` again so that they win over
+ * the runner's environment as they do in a plain `k6 run`).
  * @throws ConfigurationError for a flag the product sets itself.
  */
 export function splitK6Args(args: readonly string[]): { archiveArgs: string[]; runArgs: string[] } {
@@ -75,6 +80,15 @@ export function splitK6Args(args: readonly string[]): { archiveArgs: string[]; r
     const flag = arg.startsWith('-') ? arg.split('=')[0]! : '';
     if (flag in RESERVED_FLAGS) {
       throw new ConfigurationError(`k6 args: ${flag} cannot be given: ${RESERVED_FLAGS[flag]}`);
+    }
+    if (BOTH_FLAGS.has(flag)) {
+      // `-e NAME=value` is two words, `--env=NAME=value` one.
+      const words = arg === flag ? [arg, args[++i]] : [arg];
+      if (words[1] === undefined && words.length === 2)
+        throw new ConfigurationError(`k6 args: ${flag} needs a value`);
+      archiveArgs.push(...(words as string[]));
+      runArgs.push(...(words as string[]));
+      continue;
     }
     if (flag in RUN_ONLY_FLAGS) {
       runArgs.push(arg);

@@ -70,6 +70,20 @@ export default function () {
   });
 });
 
+describe('environment', () => {
+  it('-e wins over the runner process environment, as in a plain k6 run', async () => {
+    const script = writeScript(`
+import exec from 'k6/execution';
+export const options = { vus: 2, iterations: 2 };
+export default function () { if (__ENV.GREETING !== 'from-flag') exec.test.abort('GREETING=' + __ENV.GREETING); }
+`);
+    const run = await runCli(['run', script, '--runners', '2', '--', '-e', 'GREETING=from-flag'], {
+      env: { GREETING: 'from-environment' },
+    });
+    expect(run.code, run.stderr).toBe(0);
+  });
+});
+
 describe('synchronised start', () => {
   it('sends no request before every runner is ready, even when runners initialise at different speeds', async () => {
     // Runner i spends i × 1.5 s in its init code, so unsynchronised runners would start 4.5 s apart.

@@ -29,13 +29,13 @@ export function tempDir(prefix = 'k6d-test-'): string {
  */
 export function startCli(
   args: string[],
-  options: { cwd?: string } = {},
+  options: { cwd?: string; env?: Record<string, string> } = {},
 ): { child: ChildProcess; done: Promise<CliRun> } {
   const tmp = tempDir('k6d-cli-tmp-');
   const cwd = options.cwd ?? tempDir('k6d-cli-cwd-');
   const child = spawn(process.execPath, [path.join(ROOT, 'src/cli-main.ts'), ...args], {
     cwd,
-    env: { ...process.env, TMPDIR: tmp },
+    env: { ...process.env, ...options.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const done = collectOutput(child).then(({ code, stdout, stderr }) => {
@@ -72,7 +72,10 @@ export function collectOutput(
 }
 
 /** Runs the CLI to the end. */
-export function runCli(args: string[], options: { cwd?: string } = {}): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   return startCli(args, options).done;
 }
 

@@ -7,6 +7,7 @@ import { splitRunnerLog } from '../../src/backends/kubernetes/backend.ts';
 import { LABELS, runnerJob, summaryMarkers } from '../../src/backends/kubernetes/manifests.ts';
 import { REQUIRED_PERMISSIONS } from '../../src/backends/kubernetes/permissions.ts';
 import { classifyPod } from '../../src/backends/kubernetes/pods.ts';
+import { describeExit } from '../../src/k6/exit-codes.ts';
 import { planRun } from '../../src/plan.ts';
 
 const spec = {
@@ -148,6 +149,7 @@ describe('Pod states', () => {
         },
       }),
     ).toEqual({ kind: 'ended', pod: 'p', code: 137, reason: 'OOMKilled', node: 'n1' });
+    expect(describeExit(137, 'OOMKilled')).toBe('exit 137: failed (OOMKilled)');
   });
 });
 

@@ -43,11 +43,14 @@ describe('run plan', () => {
 });
 
 describe('preflight helpers', () => {
-  it('routes run-only flags to k6 run and the rest to k6 archive', () => {
-    expect(splitK6Args(['--vus', '10', '--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report'])).toEqual({
-      archiveArgs: ['--vus', '10', '-e', 'A=b c'],
-      runArgs: ['--out', 'json=x.json', '--no-usage-report'],
+  it('routes run-only flags to k6 run, options to k6 archive, and -e to both', () => {
+    expect(
+      splitK6Args(['--vus', '10', '--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1']),
+    ).toEqual({
+      archiveArgs: ['--vus', '10', '-e', 'A=b c', '--env=B=1'],
+      runArgs: ['--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1'],
     });
+    expect(() => splitK6Args(['-e'])).toThrowError('k6 args: -e needs a value');
   });
 
   it.each([

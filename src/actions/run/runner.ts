@@ -97,8 +97,13 @@ export function setOutputs(result: RunResult, resultPath: string): void {
   core.setOutput('start-skew', String(result.startSkewMs));
 }
 
-/** The main step. Never throws: failures end in `core.setFailed` with one line. */
-export async function run(): Promise<void> {
+/**
+ * The main step. Never throws: failures end in `core.setFailed` with one line.
+ * @param options.jobSummary whether to write the report to the job summary; default the
+ *   `job-summary` input (the root action turns it off when its report step writes the summary).
+ * @returns the global result when the run produced one (passed or failed), else undefined.
+ */
+export async function run(options: { jobSummary?: boolean } = {}): Promise<RunResult | undefined> {
   const controller = new AbortController();
   const onSignal = (signal: string) => {
     core.warning(`${signal} received (the workflow was cancelled): stopping every runner`);
@@ -123,9 +128,10 @@ export async function run(): Promise<void> {
     });
     core.saveState(STATE.cleaned, 'true');
     setOutputs(result, inputs.config.resultPath);
-    if (inputs.jobSummary) await core.summary.addRaw(renderReport(result)).write();
+    if (options.jobSummary ?? inputs.jobSummary) await core.summary.addRaw(renderReport(result)).write();
     if (result.verdict === 'failed')
       core.setFailed(`k6 distributed run failed: ${result.failures.join('; ')}`);
+    return result;
   } catch (error) {
     core.saveState(STATE.cleaned, 'true');
     if (error instanceof ConfigurationError) core.setFailed(errorMessage(error));
@@ -133,6 +139,7 @@ export async function run(): Promise<void> {
       core.debug(error instanceof Error ? (error.stack ?? error.message) : String(error));
       core.setFailed(`k6 distributed run failed: ${errorMessage(error)}`);
     }
+    return undefined;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
