@@ -1,11 +1,11 @@
-// A single-endpoint load test: a constant arrival rate against TARGET_URL, with checks and thresholds.
+// A single-endpoint load test: a constant arrival rate against BASE_URL, with checks and thresholds.
 // `npm run demo` runs it with 4 runners against a local target; on your own service:
-//   npx k6-distributed run examples/quickstart.js --runners 4 -- -e TARGET_URL=https://staging.example.com
+//   npx k6-distributed run examples/quickstart.js --runners 4 -- -e BASE_URL=https://staging.example.com
 
 import { check } from 'k6';
 import http from 'k6/http';
 
-const target = __ENV.TARGET_URL || 'http://127.0.0.1:8080';
+const target = __ENV.BASE_URL || 'http://127.0.0.1:8080';
 
 export const options = {
   scenarios: {

@@ -11,6 +11,7 @@ export const entries = {
   run: 'src/actions/run/main.ts',
   'run-post': 'src/actions/run/post.ts',
   report: 'src/actions/report/main.ts',
+  main: 'src/actions/main/main.ts',
 };
 
 export async function build({ write }) {

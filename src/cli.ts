@@ -104,7 +104,7 @@ async function demoCommand(flags: { runners: string; duration: string; rate: str
   try {
     return await runCommand(
       script,
-      ['-e', `TARGET_URL=${target.url}`, '-e', `DURATION=${flags.duration}`, '-e', `RATE=${flags.rate}`],
+      ['-e', `BASE_URL=${target.url}`, '-e', `DURATION=${flags.duration}`, '-e', `RATE=${flags.rate}`],
       { runners: flags.runners, progressInterval: '5' },
     );
   } finally {

@@ -1,0 +1,39 @@
+import { ConfigurationError } from '../../errors.ts';
+import { parseReportInputs, INPUT_NAMES as REPORT_INPUT_NAMES, type ReportInputs } from '../report/inputs.ts';
+import { type GetInput, readRunInputs } from '../run/inputs.ts';
+
+/**
+ * The inputs of the root action (action.yml): every input of actions/run under its own name, every
+ * input of actions/report but `result` (the report reads this run's `result-path`), and `report`.
+ * All of them are validated here, before any runner starts, so a typo in `gate` does not cost a
+ * whole load test.
+ */
+
+/** The validated inputs the root action itself acts on (the run's runner reads its own again). */
+export interface MainInputs {
+  /** Where the run writes its result JSON, and the report reads it. */
+  resultPath: string;
+  /** Whether the step writes a job summary at all. */
+  jobSummary: boolean;
+  /** The report's inputs; undefined with `report: false`. */
+  report?: ReportInputs;
+}
+
+/**
+ * Reads and validates every input of the root action.
+ * @throws ConfigurationError for the first invalid input, in one line that names it.
+ */
+export function readMainInputs(getInput: GetInput): MainInputs {
+  const run = readRunInputs(getInput);
+  const report = getInput('report').trim().toLowerCase() || 'true';
+  if (report !== 'true' && report !== 'false')
+    throw new ConfigurationError(`report: "${getInput('report').trim()}" is not one of true, false`);
+  const inputs: MainInputs = { resultPath: run.config.resultPath, jobSummary: run.jobSummary };
+  if (report === 'true') {
+    const raw = Object.fromEntries(
+      REPORT_INPUT_NAMES.filter((name) => name !== 'result').map((name) => [name, getInput(name)]),
+    );
+    inputs.report = parseReportInputs({ ...raw, result: run.config.resultPath });
+  }
+  return inputs;
+}

@@ -1,0 +1,3 @@
+import { run } from './runner.ts';
+
+await run();

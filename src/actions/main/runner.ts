@@ -1,0 +1,135 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DefaultArtifactClient } from '@actions/artifact';
+import * as core from '@actions/core';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { createGitHub } from '../../github/client.ts';
+import { renderReport } from '../../report/markdown.ts';
+import type { RunResult } from '../../result.ts';
+import { actionContext } from '../report/context.ts';
+import { type ReportOutputs, report, resolveMode } from '../report/report.ts';
+import { run as runStep } from '../run/runner.ts';
+import { type MainInputs, readMainInputs } from './inputs.ts';
+
+/**
+ * The root action: the run action's runner, then the report action's logic on its result, in one
+ * step and one process. The run part is the run action exactly (it reads the same inputs, sets the
+ * same outputs, fails the step the same way, and leaves the same state for the post step,
+ * dist/run-post.js); the report part takes its clients here and sets its outputs under names that
+ * do not collide with the run's (`report-mode`, `report-verdict`, …).
+ */
+
+/** The report's outputs as the root action names them (`run-verdict` is the run's `verdict`). */
+const REPORT_OUTPUTS: ReadonlyArray<[from: keyof ReportOutputs, to: string]> = [
+  ['mode', 'report-mode'],
+  ['verdict', 'report-verdict'],
+  ['regressions', 'regressions'],
+  ['baseline-sha', 'baseline-sha'],
+  ['baseline-run-id', 'baseline-run-id'],
+  ['comment-url', 'comment-url'],
+  ['artifact-id', 'artifact-id'],
+];
+
+function setReportOutputs(outputs?: ReportOutputs): void {
+  for (const [from, to] of REPORT_OUTPUTS)
+    core.setOutput(to, outputs?.[from] ?? (from === 'regressions' ? '[]' : ''));
+}
+
+function fail(error: unknown, prefix: string): void {
+  if (error instanceof ConfigurationError) core.setFailed(error.message);
+  else {
+    core.debug(error instanceof Error && error.stack ? error.stack : String(error));
+    core.setFailed(`${prefix}: ${errorMessage(error)}`);
+  }
+}
+
+/** Reads every input and refuses a report mode that cannot follow a run. */
+function readInputs(): MainInputs {
+  const inputs = readMainInputs((name) => core.getInput(name));
+  if (inputs.report && resolveMode(inputs.report.mode, actionContext()) === 'post-bundle') {
+    throw new ConfigurationError(
+      'mode: post-bundle posts the report bundle of another run and runs no test; use actions/report in the workflow_run workflow',
+    );
+  }
+  return inputs;
+}
+
+/** The step. Never throws: failures end in `core.setFailed` with one line. */
+export async function run(): Promise<void> {
+  let inputs: MainInputs;
+  try {
+    inputs = readInputs();
+  } catch (error) {
+    fail(error, 'k6 distributed run failed');
+    setReportOutputs();
+    return;
+  }
+
+  // A cancelled workflow stops the runners (the run's runner handles that); no report follows.
+  let cancelled = false;
+  const onSignal = () => {
+    cancelled = true;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // The run's runner reads the same inputs (core.getInput). When the report runs, it writes the
+  // job summary (the comparison includes the run's report), so the run does not write it too.
+  let result: RunResult | undefined;
+  try {
+    result = await runStep(inputs.report ? { jobSummary: false } : {});
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  if (!inputs.report || !result || cancelled) {
+    if (inputs.report)
+      core.info(
+        cancelled ? 'report: skipped, the run was cancelled' : 'report: skipped, the run wrote no result',
+      );
+    if (inputs.report && result && inputs.jobSummary) await writeSummary(renderReport(result));
+    setReportOutputs();
+    return;
+  }
+
+  let summaryWritten = false;
+  try {
+    const token = inputs.report.token;
+    core.setSecret(token);
+    const ctx = actionContext();
+    const outcome = await report(inputs.report, {
+      gh: createGitHub(token, { baseUrl: ctx.apiUrl }),
+      transfer: new DefaultArtifactClient(),
+      token,
+      ctx,
+      log: (line) => core.info(line),
+      writeSummary: async (markdown) => {
+        if (!inputs.jobSummary) return;
+        await writeSummary(markdown);
+        summaryWritten = true;
+      },
+      tempDir: (prefix) => mkdtemp(path.join(process.env.RUNNER_TEMP || os.tmpdir(), prefix)),
+    });
+    setReportOutputs(outcome.outputs);
+    for (const warning of outcome.warnings) core.warning(warning);
+    for (const a of outcome.annotations) {
+      if (a.level === 'error') core.error(a.message, { title: a.title });
+      else core.warning(a.message, { title: a.title });
+    }
+    if (outcome.failure) core.setFailed(outcome.failure);
+  } catch (error) {
+    // The run's report still reaches the job summary when the comparison could not be made.
+    if (!summaryWritten && inputs.jobSummary) await writeSummary(renderReport(result));
+    setReportOutputs();
+    fail(error, 'report failed');
+  }
+}
+
+async function writeSummary(markdown: string): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) {
+    core.info('no GITHUB_STEP_SUMMARY: the job summary is not written');
+    return;
+  }
+  await core.summary.addRaw(markdown).write();
+}
