@@ -139,6 +139,9 @@ export default function () {
       /runner 1 failed \(exit 108: the script called test.abort\(\)\).*runner one gives up/,
     );
     expect(result.runners.map((r) => r.exitCode)).toEqual([103, 108, 103, 103]);
+    // Every runner, the stopped ones too, handed over its summary through its Pod log.
+    expect(result.failures.filter((f) => f.includes('summary'))).toEqual([]);
+    expect(result.metrics.http_reqs!.values.count).toBeGreaterThan(0);
     expect(step.annotations.filter((a) => a.startsWith('::error::'))).toEqual([
       expect.stringMatching(/^::error::k6 distributed run failed: runner 1 failed/),
     ]);

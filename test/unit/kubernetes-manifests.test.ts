@@ -1,10 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readRunInputs } from '../../src/actions/run/inputs.ts';
 import { splitRunnerLog } from '../../src/backends/kubernetes/backend.ts';
-import { LABELS, runnerJob, summaryMarkers } from '../../src/backends/kubernetes/manifests.ts';
+import {
+  LABELS,
+  PATHS,
+  runnerJob,
+  summaryPrefix,
+  wrapperScript,
+} from '../../src/backends/kubernetes/manifests.ts';
 import { REQUIRED_PERMISSIONS } from '../../src/backends/kubernetes/permissions.ts';
 import { classifyPod } from '../../src/backends/kubernetes/pods.ts';
 import { describeExit } from '../../src/k6/exit-codes.ts';
@@ -81,17 +89,49 @@ describe('runner Job manifest', () => {
 });
 
 describe('runner log', () => {
-  it('gives the summary between the markers, whatever else the log holds', () => {
-    const { begin, end } = summaryMarkers('rtest1');
-    const log = `level=info msg="hi"\n${begin} fake\n{"metrics":{}}\n${end}\nlast line\n`.replace(
-      ' fake',
-      '',
+  const prefix = summaryPrefix('rtest1');
+
+  it('gives the summary from its prefixed lines, even with k6 log lines between them', () => {
+    const log = [
+      'level=info msg="hi"',
+      `${prefix}| {`,
+      'time="2026-11-21T09:00:00Z" level=warning msg="from stderr, arrived late"',
+      `${prefix}|   "metrics": {}`,
+      `${prefix}| }`,
+      `${prefix}end`,
+      'last line',
+    ].join('\n');
+    const { summary, rest } = splitRunnerLog(log, 'rtest1');
+    expect(JSON.parse(summary!)).toEqual({ metrics: {} });
+    expect(rest).toBe(
+      'level=info msg="hi"\ntime="2026-11-21T09:00:00Z" level=warning msg="from stderr, arrived late"\nlast line',
     );
-    expect(splitRunnerLog(log, 'rtest1')).toEqual({
-      summary: '{"metrics":{}}',
-      rest: 'level=info msg="hi"\n\nlast line\n',
-    });
+  });
+
+  it('gives no summary when it is missing, incomplete, or from another run', () => {
     expect(splitRunnerLog('no summary here', 'rtest1')).toEqual({ rest: 'no summary here' });
+    expect(splitRunnerLog(`${prefix}| {"metrics":`, 'rtest1').summary).toBeUndefined();
+    expect(
+      splitRunnerLog(`${summaryPrefix('other')}| {}\n${summaryPrefix('other')}end`, 'rtest1').summary,
+    ).toBeUndefined();
+  });
+
+  it('is what the wrapper prints, through a real shell', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'k6d-wrapper-'));
+    const summaryFile = path.join(dir, 'summary.json');
+    // As k6 writes it: no newline at the end.
+    writeFileSync(summaryFile, '{\n  "metrics": {"x": 1}\n}');
+    const script = wrapperScript('rtest1').replaceAll(PATHS.summary, summaryFile);
+    // A fake k6 that logs to stderr and exits 99.
+    writeFileSync(path.join(dir, 'k6'), '#!/bin/sh\necho "k6 log line" >&2\nexit 99\n', { mode: 0o755 });
+    const out = spawnSync('sh', ['-c', script, 'k6d', 'run', 'x.tar'], {
+      env: { PATH: `${dir}:${process.env.PATH}` },
+      encoding: 'utf8',
+    });
+    expect(out.status).toBe(99);
+    expect(JSON.parse(splitRunnerLog(out.stdout + out.stderr, 'rtest1').summary!)).toEqual({
+      metrics: { x: 1 },
+    });
   });
 });
 
@@ -210,6 +250,7 @@ describe('run action inputs', () => {
     [{ script: 'a.js', namespace: 'Load_Tests' }, 'namespace: "Load_Tests" is not a valid namespace name'],
     [{ script: 'a.js', runners: '-2' }, 'runners: must be at least 1'],
     [{ script: 'a.js', cleanup: 'sometimes' }, /^cleanup: /],
+    [{ script: 'a.js', sysctls: 'net ipv4.x=1' }, 'sysctls: "net ipv4.x" is not a sysctl name'],
   ])('refuses %o', (values, message) => {
     expect(() => inputs(values)).toThrowError(message);
   });

@@ -29,6 +29,7 @@ export interface RunActionInputs {
   spread: Spread;
   resources?: Resources;
   labels: Record<string, string>;
+  sysctls: Array<{ name: string; value: string }>;
   cleanup: CleanupPolicy;
   scheduleTimeoutS: number;
   jobSummary: boolean;
@@ -55,6 +56,8 @@ const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+/** A sysctl name as Kubernetes validates it (`.` or `/` separated segments). */
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
 
 /** Kubernetes label syntax (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set). */
 function labelMap(input: string, text: string | undefined): Record<string, string> {
@@ -172,6 +175,10 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
       ) ?? [],
     spread: oneOf('spread', get('spread'), ['one-per-node', 'even', 'none'] as const, 'one-per-node'),
     labels: labelMap('labels', get('labels')),
+    sysctls: parseKeyValueLines('sysctls', get('sysctls')).map(([name, value]) => {
+      if (!SYSCTL_NAME.test(name)) throw new ConfigurationError(`sysctls: "${name}" is not a sysctl name`);
+      return { name, value };
+    }),
     cleanup: oneOf('cleanup', get('cleanup'), ['always', 'on-success', 'never'] as const, 'always'),
     scheduleTimeoutS: seconds('schedule-timeout', get('schedule-timeout'), 120),
     jobSummary: oneOf('job-summary', get('job-summary'), ['true', 'false'] as const, 'true') === 'true',

@@ -76,6 +76,7 @@ function makeBackend(inputs: RunActionInputs, runId: string): (k6: string, workD
       ...(inputs.resources ? { resources: inputs.resources } : {}),
       env: inputs.env,
       labels: inputs.labels,
+      sysctls: inputs.sysctls,
       cleanup: inputs.cleanup,
       scheduleTimeoutS: inputs.scheduleTimeoutS,
       activeDeadlineSeconds: 24 * 3600,

@@ -18,7 +18,7 @@ import {
   type RunnerEnv,
   runName,
   runnerJob,
-  summaryMarkers,
+  summaryPrefix,
 } from './manifests.ts';
 import { checkPermissions } from './permissions.ts';
 import { type PodState, RunnerPods } from './pods.ts';
@@ -38,6 +38,8 @@ export interface KubernetesBackendOptions {
   resources?: Resources;
   env?: RunnerEnv[];
   labels?: Record<string, string>;
+  /** Pod sysctls of every runner. */
+  sysctls?: Array<{ name: string; value: string }>;
   /**
    * `always`: delete everything at the end; `on-success`: keep the Jobs, Pods and ConfigMap for
    * inspection when a runner failed; `never`: keep them. Runners still running are stopped in
@@ -66,17 +68,21 @@ export function apiErrorMessage(error: unknown): string {
 }
 
 /**
- * Splits a runner's Pod log into the summary JSON its wrapper printed between the markers and the
- * rest (k6's own log lines).
+ * Splits a runner's Pod log into the summary JSON its wrapper printed (the lines behind the
+ * run's summary prefix, complete only when the `end` line came) and the rest (k6's own lines).
  */
 export function splitRunnerLog(log: string, runId: string): { summary?: string; rest: string } {
-  const { begin, end } = summaryMarkers(runId);
-  const from = log.lastIndexOf(begin);
-  const to = log.lastIndexOf(end);
-  if (from === -1 || to === -1 || to < from) return { rest: log };
-  const summary = log.slice(from + begin.length, to).trim();
-  const rest = log.slice(0, from) + log.slice(to + end.length);
-  return summary ? { summary, rest } : { rest };
+  const prefix = summaryPrefix(runId);
+  const summary: string[] = [];
+  const rest: string[] = [];
+  let complete = false;
+  for (const line of log.split('\n')) {
+    if (!line.startsWith(prefix)) rest.push(line);
+    else if (line === `${prefix}end`) complete = true;
+    else if (line.startsWith(`${prefix}| `)) summary.push(line.slice(prefix.length + 2));
+  }
+  const text = summary.join('\n').trim();
+  return complete && text ? { summary: text, rest: rest.join('\n') } : { rest: rest.join('\n') };
 }
 
 /**

@@ -69,33 +69,42 @@ export interface RunSpec {
   env?: RunnerEnv[];
   /** Extra labels for every object. */
   labels?: Record<string, string>;
+  /**
+   * Pod sysctls (`spec.securityContext.sysctls`), e.g. `net.ipv4.ip_local_port_range=1024 65535`
+   * for large runs; Kubernetes allows the safe ones everywhere, others only where the kubelet does
+   * (https://kubernetes.io/docs/tasks/administer-cluster/sysctl-cluster/).
+   */
+  sysctls?: Array<{ name: string; value: string }>;
   /** Safety net: Kubernetes ends a runner Job after this many seconds (`activeDeadlineSeconds`). */
   activeDeadlineSeconds: number;
   /** Safety net: Kubernetes deletes a finished runner Job after this many seconds, if set. */
   ttlSecondsAfterFinished?: number;
 }
 
-/** Marks the runner's summary in its log; the run id makes a script's own output unable to fake it. */
-export function summaryMarkers(runId: string): { begin: string; end: string } {
-  return {
-    begin: `--- k6-distributed summary ${runId} begin ---`,
-    end: `--- k6-distributed summary ${runId} end ---`,
-  };
+/**
+ * The prefix of every summary line in a runner's log. The run id makes a script's own output
+ * unable to fake it. Each line carries it because a Pod log merges stdout and stderr in arrival
+ * order, so k6's own stderr lines may land between the summary's lines.
+ */
+export function summaryPrefix(runId: string): string {
+  return `k6-distributed-summary ${runId} `;
 }
 
 /**
  * The container's shell wrapper: runs k6 with the given arguments, forwards SIGTERM to it (a shell
- * as PID 1 would ignore it), then prints the `--summary-export` file between markers so that it
- * can be read from the Pod log, and exits with k6's code.
+ * as PID 1 would ignore it), then prints each line of the `--summary-export` file behind
+ * {@link summaryPrefix}, and an `end` line, so the summary can be read from the Pod log, and exits
+ * with k6's code.
  */
 export function wrapperScript(runId: string): string {
-  const { begin, end } = summaryMarkers(runId);
+  const prefix = summaryPrefix(runId);
   return [
     `trap 'kill -TERM "$pid" 2>/dev/null' TERM INT`,
     'k6 "$@" & pid=$!',
     'wait "$pid"; rc=$?',
     'while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done',
-    `echo; echo '${begin}'; cat '${PATHS.summary}' 2>/dev/null; echo; echo '${end}'`,
+    // k6 writes the file without a final newline: the echo ends its last line.
+    `[ -f '${PATHS.summary}' ] && { cat '${PATHS.summary}'; echo; } | sed 's/^/${prefix}| /' && echo '${prefix}end'`,
     'exit "$rc"',
   ].join('\n');
 }
@@ -216,6 +225,7 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
             runAsGroup: 12345,
             fsGroup: 12345,
             seccompProfile: { type: 'RuntimeDefault' },
+            ...(spec.sysctls && spec.sysctls.length > 0 ? { sysctls: spec.sysctls } : {}),
           },
           ...placementOf(spec),
           containers: [
