@@ -317,6 +317,8 @@ async function progress(
   );
   let vus = 0;
   for (const { index, metrics } of polled) {
+    // A runner that is ending may answer with nothing: it keeps its last counts.
+    if (metrics.length === 0) continue;
     const find = (name: string) => metrics.find((m) => m.name === name)?.sample;
     const requests = find('http_reqs')?.count ?? 0;
     vus += find('vus')?.value ?? 0;
