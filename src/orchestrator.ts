@@ -2,6 +2,7 @@ import { aggregateSummaries, mergeGroups } from './aggregate.ts';
 import type { Backend, Runner, RunnerExit } from './backends/backend.ts';
 import { ConfigurationError, errorMessage } from './errors.ts';
 import { describeExit, K6_EXIT, runnerCompleted } from './k6/exit-codes.ts';
+import { k6ErrorLine } from './k6/log.ts';
 import type { Preflight } from './k6/preflight.ts';
 import { K6_STATUS, type K6LiveMetric, statusName } from './k6/rest.ts';
 import { parseRunnerSummary, type RunnerSummary } from './k6/summary.ts';
@@ -119,7 +120,7 @@ async function barrier(
       const exit = exits[failed.index]!;
       const { logTail } = await failed.collect();
       const reason = exit.reason ?? describeExit(exit.code, exit.signal);
-      const detail = logTail ? `: ${lastMeaningfulLine(logTail)}` : '';
+      const detail = logTail ? `: ${k6ErrorLine(logTail).slice(0, 300)}` : '';
       const message = `runner ${failed.index} failed before the start (${reason})${detail}`;
       if (exit.code === K6_EXIT.invalidConfig || exit.code === K6_EXIT.scriptException) {
         throw new ConfigurationError(message);
@@ -252,7 +253,7 @@ async function monitorRun(
       const runner = runners[i]!;
       if (!runnerCompleted(exit.code) && !(stoppedAt !== undefined && isStopExit(exit))) {
         const { logTail } = await runner.collect();
-        const why = `runner ${i} failed (${exit.reason ?? describeExit(exit.code, exit.signal)})${logTail ? `: ${lastMeaningfulLine(logTail)}` : ''}`;
+        const why = `runner ${i} failed (${exit.reason ?? describeExit(exit.code, exit.signal)})${logTail ? `: ${k6ErrorLine(logTail).slice(0, 300)}` : ''}`;
         runnerFailures.set(i, why);
         failures.push(why);
         stopAll(why);
@@ -342,15 +343,6 @@ async function progress(
     `t=${elapsed}s runners=${pending.size}/${runners.length} VUs=${vus} RPS=${rps.toFixed(0)} requests=${requests} ` +
       `errors=${requests > 0 ? ((100 * failedRequests) / requests).toFixed(2) : '0.00'}% iterations=${iterations}`,
   );
-}
-
-/** The most telling line of a k6 log tail: the last error message, else the last line. */
-function lastMeaningfulLine(logTail: string): string {
-  const lines = logTail.split('\n').filter((l) => l.trim());
-  const error = [...lines].reverse().find((l) => /level=(error|fatal)/.test(l));
-  const line = error ?? lines.at(-1) ?? '';
-  const msg = /msg="((?:[^"\\]|\\.)*)"/.exec(line);
-  return (msg ? msg[1]!.replace(/\\"/g, '"').replace(/\\n/g, ' ') : line).trim().slice(0, 300);
 }
 
 function buildResult(input: {

@@ -4,6 +4,7 @@ import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
+import { k6ErrorLine } from './log.ts';
 import { parseThresholds, type Threshold } from './thresholds.ts';
 
 const run = promisify(execFile);
@@ -120,18 +121,6 @@ export function parseGoDuration(text: string): number {
   }
   if (consumed !== text.length || consumed === 0) throw new Error(`not a duration: "${text}"`);
   return total;
-}
-
-/** The last `level=error` message of k6's log output, or its last non-empty line. */
-export function k6ErrorLine(output: string): string {
-  const lines = output
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-  const errors = lines.filter((l) => /level=(error|fatal)/.test(l));
-  const line = errors.at(-1) ?? lines.at(-1) ?? '';
-  const msg = /msg="((?:[^"\\]|\\.)*)"/.exec(line);
-  return (msg ? msg[1]!.replace(/\\"/g, '"').replace(/\\n/g, ' ') : line).replace(/\s+/g, ' ');
 }
 
 async function k6(binary: string, args: string[], what: string): Promise<string> {

@@ -17,7 +17,7 @@ import {
 import type { BaselineMetadata } from '../../github/baseline.ts';
 import { findBaseline } from '../../github/baseline.ts';
 import { type GitHub, httpStatus } from '../../github/client.ts';
-import { upsertComment } from '../../github/comments.ts';
+import { type StickyCommentTarget, upsertComment } from '../../github/comments.ts';
 import { findPullRequest } from '../../github/pulls.ts';
 import {
   type BaselineInfo,
@@ -268,26 +268,20 @@ async function compareOnPullRequest(
 
   const outcome = judgedOutcome(mode, inputs, input, rendered);
   if (mode === 'comment') {
-    try {
-      const comment = await upsertComment(
-        deps.gh,
-        {
-          owner: ctx.owner,
-          repo: ctx.repo,
-          issueNumber: pr.number,
-          marker: commentMarker(marker),
-          author: inputs.commentAuthor,
-        },
-        rendered.comment.text,
-      );
-      log(`${comment.action} comment ${comment.url}`);
-      outcome.outputs['comment-url'] = comment.url;
-    } catch (error) {
-      if (httpStatus(error) !== 403) throw error;
-      outcome.warnings.push(
-        `could not comment on pull request #${pr.number} (403 ${errorMessage(error)}): a fork's pull request gets a read-only token; the report is in the job summary, and mode bundle with a workflow_run workflow in mode post-bundle posts it as a comment`,
-      );
-    }
+    await postComment(
+      deps.gh,
+      {
+        owner: ctx.owner,
+        repo: ctx.repo,
+        issueNumber: pr.number,
+        marker: commentMarker(marker),
+        author: inputs.commentAuthor,
+      },
+      rendered.comment.text,
+      outcome,
+      log,
+      "a fork's pull request gets a read-only token; the report is in the job summary, and mode bundle with a workflow_run workflow in mode post-bundle posts it as a comment",
+    );
   } else {
     const bundle: ReportBundle = {
       schema: 'k6-distributed/report-bundle@1',
@@ -526,21 +520,39 @@ async function postBundle(inputs: ReportInputs, deps: ReportDeps): Promise<Repor
     return outcome;
   }
   log(`pull request #${found.number} (found by ${found.how})`);
+  await postComment(
+    gh,
+    { owner: ctx.owner, repo: ctx.repo, issueNumber: found.number, marker, author: inputs.commentAuthor },
+    rendered.comment.text,
+    outcome,
+    log,
+    'give this workflow "permissions: pull-requests: write"',
+  );
+  return outcome;
+}
+
+/**
+ * Creates or updates the sticky comment and sets the `comment-url` output. A 403 (a read-only
+ * token) becomes a warning that ends with `forbiddenHint`; any other error is thrown.
+ */
+async function postComment(
+  gh: GitHub,
+  target: StickyCommentTarget,
+  body: string,
+  outcome: ReportOutcome,
+  log: (line: string) => void,
+  forbiddenHint: string,
+): Promise<void> {
   try {
-    const comment = await upsertComment(
-      gh,
-      { owner: ctx.owner, repo: ctx.repo, issueNumber: found.number, marker, author: inputs.commentAuthor },
-      rendered.comment.text,
-    );
+    const comment = await upsertComment(gh, target, body);
     log(`${comment.action} comment ${comment.url}`);
     outcome.outputs['comment-url'] = comment.url;
   } catch (error) {
     if (httpStatus(error) !== 403) throw error;
     outcome.warnings.push(
-      `could not comment on pull request #${found.number} (403 ${errorMessage(error)}): give this workflow "permissions: pull-requests: write"`,
+      `could not comment on pull request #${target.issueNumber} (403 ${errorMessage(error)}): ${forbiddenHint}`,
     );
   }
-  return outcome;
 }
 
 async function readBundle(file: string, what: string): Promise<z.infer<typeof bundleSchema>> {

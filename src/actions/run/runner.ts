@@ -52,12 +52,17 @@ function maskKubeconfig(kubeconfig: string | undefined): void {
   }
 }
 
-function makeBackend(inputs: RunActionInputs, runId: string): (k6: string, workDir: string) => Backend {
-  if (inputs.backend === 'local') return (k6, workDir) => new LocalBackend(k6, workDir);
-  const kc = loadKubeConfig({
+/** The cluster credentials the inputs name (see loadKubeConfig for the order of sources). */
+function kubeConfigOf(inputs: RunActionInputs) {
+  return loadKubeConfig({
     ...(inputs.kubeconfig ? { kubeconfig: inputs.kubeconfig } : {}),
     ...(inputs.context ? { context: inputs.context } : {}),
   });
+}
+
+function makeBackend(inputs: RunActionInputs, runId: string): (k6: string, workDir: string) => Backend {
+  if (inputs.backend === 'local') return (k6, workDir) => new LocalBackend(k6, workDir);
+  const kc = kubeConfigOf(inputs);
   const namespace = inputs.namespace ?? defaultNamespace(kc);
   core.saveState(STATE.runId, runId);
   core.saveState(STATE.namespace, namespace);
@@ -156,10 +161,7 @@ export async function post(): Promise<void> {
     const runId = core.getState(STATE.runId);
     if (!runId || core.getState(STATE.cleaned) === 'true') return;
     const inputs = readRunInputs((name) => core.getInput(name));
-    const kc = loadKubeConfig({
-      ...(inputs.kubeconfig ? { kubeconfig: inputs.kubeconfig } : {}),
-      ...(inputs.context ? { context: inputs.context } : {}),
-    });
+    const kc = kubeConfigOf(inputs);
     const namespace = core.getState(STATE.namespace) || defaultNamespace(kc);
     const policy = (core.getState(STATE.cleanup) || 'always') as CleanupPolicy;
     core.info(

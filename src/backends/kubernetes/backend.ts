@@ -122,7 +122,7 @@ export class KubernetesBackend implements Backend {
       );
     }
     this.runnerCount = plan.runners.length;
-    const spec = { ...this.o, plan, activeDeadlineSeconds: this.o.activeDeadlineSeconds };
+    const spec = { ...this.o, plan };
     this.pods = new RunnerPods(this.o.kc, namespace, runId, (m) => log.warn(m));
     this.created = true;
     let configMap: Awaited<ReturnType<CoreV1Api['createNamespacedConfigMap']>>;
