@@ -1,14 +1,90 @@
 /**
- * A mistake in what the user gave (an input, a flag, the script, the cluster's permissions):
- * the message is one line that names the input and what is wrong, and it is shown as it is.
- * Anything else that is thrown is a bug or an outage and is shown with its stack in debug logs.
+ * Why a run failed, as kinds rather than strings. The CLI's exit code, the actions' outputs and
+ * `core.setFailed` are decided from kinds ({@link exitCodeFor}), never by reading messages.
+ */
+
+/**
+ * The kinds of failure, in order of precedence for the exit code:
+ * - `interrupted`: Ctrl-C, SIGTERM or a cancelled workflow (CLI exit 130);
+ * - `configuration`: a mistake in what the user gave: an input, a flag, the script, its options,
+ *   the cluster's permissions (exit 2); shown as one line naming the input;
+ * - `start`: the runners could not be launched or did not become ready (exit 1);
+ * - `runner`: a runner failed during the test: crash, OOMKilled, evicted, script exception (exit 1);
+ * - `deadline`: still running after the test's totalDuration plus the grace (exit 1);
+ * - `incomplete`: a runner left no readable summary, so the aggregate misses its share (exit 1);
+ * - `aborted`: the test was aborted (a threshold with abortOnFail, `test.abort()`) (exit 1 unless
+ *   a finer k6 code is known to the caller);
+ * - `thresholds`: thresholds crossed on the aggregate (exit 99, as `k6 run`).
+ */
+export type FailureKind =
+  | 'interrupted'
+  | 'configuration'
+  | 'start'
+  | 'runner'
+  | 'deadline'
+  | 'incomplete'
+  | 'aborted'
+  | 'thresholds';
+
+/** One reason a run failed: its kind, one line for the user, and the runner it concerns if any. */
+export interface Failure {
+  kind: FailureKind;
+  /** One line, shown as it is (CLI stderr, `core.setFailed`, the report). */
+  message: string;
+  /** Index of the runner the failure concerns (0-based), when it concerns one. */
+  runner?: number;
+}
+
+/**
+ * A failure thrown before a result exists (bad input, runners that could not start, an
+ * interruption before the start). Anything else thrown is a bug or an outage and is shown with
+ * its stack in debug logs.
+ */
+export class RunError extends Error {
+  override name = 'RunError';
+  /** What kind of failure this is; decides the exit code ({@link exitCodeFor}). */
+  readonly kind: FailureKind;
+  constructor(kind: FailureKind, message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/**
+ * A mistake in what the user gave (an input, a flag, the script, the cluster's permissions): the
+ * message is one line that names the input or flag as the user wrote it.
  * (The split follows github/codeql-action's ConfigurationError.)
  */
-export class ConfigurationError extends Error {
+export class ConfigurationError extends RunError {
   override name = 'ConfigurationError';
+  constructor(message: string) {
+    super('configuration', message);
+  }
 }
 
 /** Returns the message of any thrown value. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The CLI's exit codes (documented in the README). */
+export const EXIT_CODE = {
+  passed: 0,
+  failed: 1,
+  configuration: 2,
+  thresholds: 99,
+  interrupted: 130,
+} as const;
+
+/**
+ * The CLI exit code for a set of failure kinds: 0 when there is none; 130 when interrupted; 2 for
+ * a configuration error; 99 when thresholds crossed on the aggregate are the only reason (as
+ * `k6 run` exits 99); 1 otherwise.
+ */
+export function exitCodeFor(kinds: readonly FailureKind[]): number {
+  if (kinds.length === 0) return EXIT_CODE.passed;
+  if (kinds.includes('interrupted')) return EXIT_CODE.interrupted;
+  if (kinds.includes('configuration')) return EXIT_CODE.configuration;
+  if (kinds.every((k) => k === 'thresholds')) return EXIT_CODE.thresholds;
+  return EXIT_CODE.failed;
 }
