@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import { exactPercentile } from '../../src/quantiles.ts';
+import { exactPercentile } from '../../src/result/quantiles.ts';
 import { k6ProcessesUnder, leftovers, runCli, tempDir, writeScript } from '../support/cli.ts';
 
 // Real k6 processes against a real HTTP server on 127.0.0.1, through the real CLI.

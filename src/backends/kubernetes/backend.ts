@@ -5,8 +5,8 @@ import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node'
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
 import { type RunnerRequest, runnerApi } from '../../k6/rest.ts';
-import type { Logger } from '../../orchestrator.ts';
-import type { RunPlan } from '../../plan.ts';
+import type { Logger } from '../../log.ts';
+import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
 import {
   archiveConfigMap,
@@ -123,7 +123,7 @@ export class KubernetesBackend implements Backend {
     }
     this.runnerCount = plan.runners.length;
     const spec = { ...this.o, plan };
-    this.pods = new RunnerPods(this.o.kc, namespace, runId, (m) => log.warn(m));
+    this.pods = new RunnerPods(this.o.kc, namespace, runId, log);
     this.created = true;
     let configMap: Awaited<ReturnType<CoreV1Api['createNamespacedConfigMap']>>;
     try {
@@ -308,7 +308,7 @@ export async function deleteRun(
   kc: KubeConfig,
   namespace: string,
   runId: string,
-  log: Pick<Logger, 'warn'>,
+  log: Pick<Logger, 'warning'>,
   waitS = 60,
 ): Promise<string[]> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -319,7 +319,7 @@ export async function deleteRun(
       await fn();
     } catch (error) {
       if ((error as { code?: number }).code !== 404)
-        log.warn(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
+        log.warning(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
     }
   };
   const configMaps = await core
@@ -357,7 +357,7 @@ export async function deleteRun(
       ),
     ];
     if (left.length === 0 || Date.now() > deadline) {
-      if (left.length > 0) log.warn(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
+      if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
       return left;
     }
     await new Promise((r) => setTimeout(r, 500));
