@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
 import { type RunnerRequest, runnerApi } from '../../k6/rest.ts';
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import { apiError, apiErrorMessage } from './api-errors.ts';
 import {
   archiveConfigMap,
   LABELS,
@@ -51,20 +52,6 @@ export interface KubernetesBackendOptions {
   /** Safety net on each Job (`activeDeadlineSeconds`), in s. */
   activeDeadlineSeconds: number;
   log: Logger;
-}
-
-/** The message of an API error: client-node 2.x puts the Status JSON in `body` as a string. */
-export function apiErrorMessage(error: unknown): string {
-  const body = (error as { body?: unknown })?.body;
-  if (typeof body === 'string') {
-    try {
-      const status = JSON.parse(body) as { message?: string };
-      if (status.message) return status.message;
-    } catch {
-      // not JSON
-    }
-  }
-  return errorMessage(error).split('\n')[0]!;
 }
 
 /**
@@ -139,7 +126,7 @@ export class KubernetesBackend implements Backend {
       }
       await this.pods.start();
     } catch (error) {
-      throw new Error(`creating the runners in namespace ${namespace} failed: ${apiErrorMessage(error)}`);
+      throw apiError(error, `creating the runners in namespace ${namespace}`);
     }
     log.info(
       `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Jobs in namespace ${namespace}`,
