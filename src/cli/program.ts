@@ -1,0 +1,144 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Command, Option } from 'commander';
+import { parseArgsStringToArgv } from 'string-argv';
+import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts';
+import { parseRunConfig } from '../config.ts';
+import { startDemoTarget } from '../demo/target.ts';
+import { ConfigurationError, exitCodeFor } from '../errors.ts';
+import { consoleLogger } from '../log.ts';
+import { renderReport } from '../report/markdown.ts';
+import type { RunResult } from '../result.ts';
+import { runTest } from '../run/index.ts';
+
+/**
+ * The command line over the core, with the local backend:
+ *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
+ *   k6-distributed demo
+ * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); 1 a runner failed or the
+ * run could not start; 2 bad input; 130 interrupted.
+ */
+
+/** Where the CLI's progress, warnings and errors go: stderr (stdout carries the report). */
+export const stderrLog = consoleLogger();
+
+/**
+ * The CLI's exit code for a finished run, from its failure kinds ({@link exitCodeFor}); an
+ * interruption that came after the last runner ended still exits 130.
+ */
+export function exitCodeOf(result: RunResult, interrupted: boolean): number {
+  return exitCodeFor(interrupted ? ['interrupted'] : (result.failureKinds ?? []));
+}
+
+interface RunFlags {
+  runners?: string;
+  out?: string;
+  report?: string;
+  k6?: string;
+  k6Args?: string;
+  startTimeout?: string;
+  grace?: string;
+  progressInterval?: string;
+}
+
+async function runCommand(script: string, extra: string[], flags: RunFlags): Promise<number> {
+  const config = parseRunConfig({
+    script,
+    runners: flags.runners,
+    k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
+    resultPath: flags.out,
+    reportPath: flags.report,
+    k6Binary: flags.k6,
+    startTimeoutS: flags.startTimeout,
+    graceS: flags.grace,
+    progressIntervalS: flags.progressInterval,
+  });
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts === 1) {
+      stderrLog.warning(`${signal} received: stopping every runner (again to kill them at once)`);
+      controller.abort();
+    } else {
+      stderrLog.warning(`${signal} received again: killing every runner and exiting`);
+      killAllLocalRunners();
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await runTest(config, {
+      createBackend: (k6, workDir) => new LocalBackend(k6, workDir),
+      log: stderrLog,
+      signal: controller.signal,
+    });
+    const report = renderReport(result);
+    process.stdout.write(`\n${report}\n`);
+    if (config.reportPath) await writeFile(config.reportPath, report);
+    stderrLog.info(`result written to ${config.resultPath}`);
+    return exitCodeOf(result, controller.signal.aborted);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function examplePath(name: string): string {
+  // From dist/cli.js and from src/cli.ts alike, examples/ is one folder up.
+  return fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
+}
+
+async function demoCommand(flags: { runners: string; duration: string; rate: string }): Promise<number> {
+  const script = examplePath('quickstart.js');
+  if (!existsSync(script)) throw new ConfigurationError(`demo: ${script} is missing`);
+  const target = await startDemoTarget(stderrLog);
+  stderrLog.info(`demo target: ${target.kind} on ${target.url}`);
+  try {
+    return await runCommand(
+      script,
+      ['-e', `BASE_URL=${target.url}`, '-e', `DURATION=${flags.duration}`, '-e', `RATE=${flags.rate}`],
+      { runners: flags.runners, progressInterval: '5' },
+    );
+  } finally {
+    await target.stop();
+  }
+}
+
+/** Builds the command tree (exported for tests of the argument handling). */
+export function buildProgram(): Command {
+  const program = new Command('k6-distributed')
+    .description('Run one k6 test as N synchronised runners and judge its thresholds on the global result.')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  program
+    .command('run')
+    .description('run a k6 script as N runners on this machine; extra k6 flags go after --')
+    .argument('<script>', 'k6 script (or k6 archive)')
+    .argument('[k6-flags...]', 'extra k6 flags, after --, e.g. -- --vus 50 -e BASE_URL=http://127.0.0.1:8080')
+    .option('-n, --runners <n>', 'number of runners (each runs execution segment i/N:(i+1)/N)', '1')
+    .option('-o, --out <file>', 'result JSON', 'k6-distributed-result.json')
+    .option('--report <file>', 'also write the markdown report to this file')
+    .option('--k6 <path>', 'k6 binary (default: $K6_BINARY, k6 on PATH, or the pinned build)')
+    .option('--k6-args <flags>', 'extra k6 flags as one shell-quoted string')
+    .option('--start-timeout <s>', 'seconds runners may take to initialise their VUs', '300')
+    .option('--grace <s>', "seconds allowed beyond the test's totalDuration", '120')
+    .addOption(new Option('--progress-interval <s>', 'seconds between progress lines').default('10'))
+    .action(async (script: string, extra: string[], flags: RunFlags) => {
+      process.exitCode = await runCommand(script, extra, flags);
+    });
+  program
+    .command('demo')
+    .description(
+      'start a local HTTP target (nginx, else a bundled server) and run examples/quickstart.js on it',
+    )
+    .option('-n, --runners <n>', 'number of runners', '4')
+    .option('--duration <d>', 'test duration (k6 duration)', '15s')
+    .option('--rate <n>', 'requests per second for the whole test', '400')
+    .action(async (flags: { runners: string; duration: string; rate: string }) => {
+      process.exitCode = await demoCommand(flags);
+    });
+  return program;
+}
