@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError, exitCodeFor, RunError } from '../../../src/errors.ts';
 import { K6_STATUS } from '../../../src/k6/rest.ts';
 import { type RunOptions, runDistributed } from '../../../src/run/index.ts';
+import { waitFor } from '../../support/wait.ts';
 import {
   FakeBackend,
   FakeClock,
@@ -32,15 +33,6 @@ function setup(scripts: FakeRunnerScript[], options: Partial<RunOptions> = {}) {
     ...options,
   });
   return { backend, log, run, clock };
-}
-
-/** Resolves once `condition()` holds; fails the test when it does not within `timeoutMs` of real time. */
-async function until(condition: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
 }
 
 const K6_ERROR = 'time="2026-01-01T00:00:00Z" level=error msg="SyntaxError: Unexpected token at load.js:3"';
@@ -219,9 +211,9 @@ describe('the monitor', () => {
     const controller = new AbortController();
     const { backend, run } = setup([{ run: 'hang' }, { run: 'hang' }], {
       signal: controller.signal,
-      graceS: 1e9,
+      graceS: 3600,
     });
-    await until(
+    await waitFor(
       () => backend.runners.length === 2 && backend.runners.every((r) => r.calls.start === 1),
       'the start',
     );

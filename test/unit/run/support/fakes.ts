@@ -12,18 +12,26 @@ import { planRun, type RunPlan } from '../../../../src/run/plan.ts';
  * when the script says so. The fake clock lets timeouts of minutes pass in milliseconds.
  */
 
-/** A clock whose time moves only when someone sleeps: `sleep(ms)` wakes on the next macrotask at now+ms. */
+/**
+ * A clock whose time moves only when someone sleeps: `sleep(ms)` wakes on the next macrotask at
+ * now+ms. A run still sleeping after {@link FakeClock.LIMIT_MS} of its time is a run that never
+ * ends: the sleep rejects, so the test fails at once instead of hanging.
+ */
 export class FakeClock implements Clock {
-  private t = Date.parse('2026-01-01T00:00:00.000Z');
+  static readonly LIMIT_MS = 6 * 3600_000;
+  private readonly begin = Date.parse('2026-01-01T00:00:00.000Z');
+  private t = this.begin;
   now(): number {
     return this.t;
   }
   sleep(ms: number): Promise<void> {
     const wake = this.t + ms;
-    return new Promise((resolve) =>
+    return new Promise((resolve, reject) =>
       setImmediate(() => {
         this.t = Math.max(this.t, wake);
-        resolve();
+        if (this.t - this.begin > FakeClock.LIMIT_MS)
+          reject(new Error('the fake clock passed 6 h: the run never ends'));
+        else resolve();
       }),
     );
   }
