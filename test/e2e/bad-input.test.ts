@@ -108,6 +108,7 @@ export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
       expect(run.result!.failures).toContain(
         'interrupted: the run was cancelled and every runner was stopped',
       );
+      expect(run.result!.failureKinds).toEqual(['interrupted']);
       expect(run.result!.metrics.http_reqs!.values.count).toBeGreaterThan(0);
       expect(run.result!.runners.map((r) => r.exitCode)).toEqual([103, 103, 103, 103]);
       expect(k6ProcessesUnder(run.tmp)).toEqual([]);
