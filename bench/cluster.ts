@@ -17,8 +17,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from '../src/backends/kubernetes/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
 import { startNodeTarget } from '../src/demo/target.ts';
-import type { Logger } from '../src/orchestrator.ts';
-import { runTest } from '../src/run.ts';
+import type { Logger } from '../src/log.ts';
+import { runTest } from '../src/run/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const STATE = path.join(ROOT, 'test/cluster/.state-bench');
@@ -106,7 +106,9 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
             if (m.startsWith('created ConfigMap')) createdAt = performance.now();
             if (m.startsWith('all ') && m.includes('ready')) readyAt = performance.now();
           },
-          warn: (m) => console.error(`  warning: ${m}`),
+          warning: (m) => console.error(`  warning: ${m}`),
+          error: (m) => console.error(`  error: ${m}`),
+          debug: () => {},
         };
         const before = await requestCounts(kc);
         const t0 = performance.now();

@@ -10,7 +10,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalBackend } from '../src/backends/local.ts';
+import { LocalBackend } from '../src/backends/local/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
 import {
   ensureNginx,
@@ -19,14 +19,14 @@ import {
   startNodeTarget,
   type Target,
 } from '../src/demo/target.ts';
-import type { Logger } from '../src/orchestrator.ts';
-import { exactPercentile } from '../src/quantiles.ts';
+import { consoleLogger, type Logger, silentLogger } from '../src/log.ts';
+import { exactPercentile } from '../src/result/quantiles.ts';
 import type { RunResult } from '../src/result.ts';
-import { runTest } from '../src/run.ts';
+import { runTest } from '../src/run/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-const quiet: Logger = { info: () => {}, warn: (m) => console.error(`  warning: ${m}`) };
+const quiet: Logger = { ...silentLogger, warning: (m) => console.error(`  warning: ${m}`) };
 
 async function scratch(): Promise<string> {
   const dir = path.join(os.tmpdir(), `k6d-bench-${process.pid}-${Math.random().toString(36).slice(2)}`);
@@ -206,7 +206,7 @@ async function main() {
   const all = wanted.size === 0;
   const dir = await scratch();
   const node = await startNodeTarget();
-  const nginx = ensureNginx((l) => console.error(l)) ? await startNginx() : undefined;
+  const nginx = ensureNginx(consoleLogger((l) => process.stderr.write(l))) ? await startNginx() : undefined;
   const figures: Record<string, unknown> = {};
   try {
     if (all || wanted.has('skew')) {

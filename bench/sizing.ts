@@ -15,16 +15,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { LocalBackend } from '../src/backends/local.ts';
+import { LocalBackend } from '../src/backends/local/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
-import type { Logger } from '../src/orchestrator.ts';
+import { type Logger, silentLogger } from '../src/log.ts';
 import type { RunResult } from '../src/result.ts';
-import { runTest } from '../src/run.ts';
+import { runTest } from '../src/run/index.ts';
 import { startShop } from '../test/examples/support/shop.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-const quiet: Logger = { info: () => {}, warn: (m) => console.error(`  warning: ${m}`) };
+const quiet: Logger = { ...silentLogger, warning: (m) => console.error(`  warning: ${m}`) };
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 

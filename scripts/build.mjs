@@ -7,7 +7,7 @@ import * as esbuild from 'esbuild';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export const entries = {
-  cli: 'src/cli-main.ts',
+  cli: 'src/cli/bin.ts',
   run: 'src/actions/run/main.ts',
   'run-post': 'src/actions/run/post.ts',
   report: 'src/actions/report/main.ts',

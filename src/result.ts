@@ -1,3 +1,5 @@
+import type { FailureKind } from './errors.ts';
+
 /**
  * The global result of a distributed run: the JSON document that the CLI and the `run` action
  * write, and that the `report` action reads. Its `metrics` follow the shape of the `data.metrics`
@@ -128,6 +130,12 @@ export interface RunResult {
   verdict: Verdict;
   /** One line per reason the verdict is `failed` (thresholds crossed, runner failures, interruption). */
   failures: string[];
+  /**
+   * The kind of each entry of {@link failures}, in the same order (`thresholds`, `runner`,
+   * `interrupted`, …); the CLI's exit code and the actions' outcome are decided from them
+   * (`exitCodeFor` in errors.ts). Absent in results written before it was added.
+   */
+  failureKinds?: FailureKind[];
   /** `true` when every threshold passed on the aggregate (independent of runner failures). */
   thresholdsOk: boolean;
   /** The script as given (path). */

@@ -1,5 +1,5 @@
 import type { RunnerApi } from '../k6/rest.ts';
-import type { RunPlan } from '../plan.ts';
+import type { RunPlan } from '../run/plan.ts';
 
 /**
  * The interface both backends implement: the local backend (N k6 processes on this machine) and

@@ -4,6 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import getPort from 'get-port';
+import { type Logger, silentLogger } from '../log.ts';
 
 /**
  * HTTP targets on loopback for the demo, the tests and the benchmarks. Load only ever goes to
@@ -85,11 +86,11 @@ function hasNginx(): boolean {
  * Makes nginx available when it can be: already on PATH, or installed from Debian's packages
  * (`nginx-light`) when this process is root and has apt-get. Returns whether nginx is there.
  */
-export function ensureNginx(log: (line: string) => void = () => {}): boolean {
+export function ensureNginx(log: Logger = silentLogger): boolean {
   if (hasNginx()) return true;
   const root = process.getuid?.() === 0;
   if (!root || spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status !== 0) return false;
-  log('installing nginx-light from Debian packages for the demo target');
+  log.info('installing nginx-light from Debian packages for the demo target');
   const install = () =>
     spawnSync('apt-get', ['install', '-y', '-q', 'nginx-light'], {
       stdio: 'ignore',
@@ -154,7 +155,7 @@ http {
 }
 
 /** nginx when it is available (installing it where allowed), else the Node target. */
-export async function startDemoTarget(log: (line: string) => void): Promise<Target> {
+export async function startDemoTarget(log: Logger): Promise<Target> {
   if (process.env.K6D_DEMO_TARGET !== 'node' && ensureNginx(log)) return startNginx();
   return startNodeTarget();
 }

@@ -1,6 +1,6 @@
 /**
  * k6 exit codes (k6 v2.2.0 `errext/exitcodes/codes.go`) and what each means for one runner of a
- * distributed run.
+ * distributed run, in one table.
  */
 
 /** The k6 exit codes this product tells apart. */
@@ -23,24 +23,44 @@ export const K6_EXIT = {
   other: 255,
 } as const;
 
-const MEANINGS: Record<number, string> = {
-  0: 'completed',
-  97: 'cloud test run failed',
-  98: 'failed to get cloud progress',
-  99: "completed (its own slice's thresholds failed; the global verdict ignores them)",
-  100: 'setup() timed out',
-  101: 'teardown() timed out',
-  102: 'timed out',
-  103: 'stopped through the REST API',
-  104: 'invalid configuration',
-  105: 'aborted by a signal',
-  106: 'could not start the REST API',
-  107: 'script exception',
-  108: 'the script called test.abort()',
-  109: 'k6 panicked',
-  110: 'the script called exec.test.fail()',
-  255: 'failed',
+/** What one k6 exit code means for a runner. */
+export interface K6ExitMeaning {
+  /** One phrase for the user, e.g. `script exception`. */
+  meaning: string;
+  /** The runner completed its execution segment (0; 99, whose slice thresholds the global verdict ignores). */
+  completed?: true;
+  /** Before the start, the cause is in the script or its options: a configuration error (exit 2). */
+  configuration?: true;
+  /** The runner ended because it was told to stop (REST API stop, a signal). */
+  stopped?: true;
+}
+
+/** Every exit code k6 documents, with its meaning for a runner. Unknown codes mean `failed`. */
+export const K6_EXIT_CODES: Readonly<Record<number, K6ExitMeaning>> = {
+  0: { meaning: 'completed', completed: true },
+  97: { meaning: 'cloud test run failed' },
+  98: { meaning: 'failed to get cloud progress' },
+  99: {
+    meaning: "completed (its own slice's thresholds failed; the global verdict ignores them)",
+    completed: true,
+  },
+  100: { meaning: 'setup() timed out' },
+  101: { meaning: 'teardown() timed out' },
+  102: { meaning: 'timed out' },
+  103: { meaning: 'stopped through the REST API', stopped: true },
+  104: { meaning: 'invalid configuration', configuration: true },
+  105: { meaning: 'aborted by a signal', stopped: true },
+  106: { meaning: 'could not start the REST API' },
+  107: { meaning: 'script exception', configuration: true },
+  108: { meaning: 'the script called test.abort()' },
+  109: { meaning: 'k6 panicked' },
+  110: { meaning: 'the script called exec.test.fail()' },
+  255: { meaning: 'failed' },
 };
+
+function exitMeaning(code: number | null): K6ExitMeaning | undefined {
+  return code === null ? undefined : K6_EXIT_CODES[code];
+}
 
 /**
  * What an exit code means, e.g. `exit 107: script exception`; with the platform's reason when one
@@ -48,7 +68,7 @@ const MEANINGS: Record<number, string> = {
  */
 export function describeExit(code: number | null, signal?: string | null): string {
   if (code === null) return signal ? `killed by ${signal}` : 'did not exit';
-  return `exit ${code}: ${MEANINGS[code] ?? 'failed'}${signal ? ` (${signal})` : ''}`;
+  return `exit ${code}: ${exitMeaning(code)?.meaning ?? 'failed'}${signal ? ` (${signal})` : ''}`;
 }
 
 /**
@@ -56,5 +76,15 @@ export function describeExit(code: number | null, signal?: string | null): strin
  * its 1/N slice and the global verdict is computed from the aggregate, not from runner exit codes.
  */
 export function runnerCompleted(code: number | null): boolean {
-  return code === K6_EXIT.ok || code === K6_EXIT.thresholdsHaveFailed;
+  return exitMeaning(code)?.completed === true;
+}
+
+/** Whether a runner that exited with `code` before the start failed on the script or its options (104, 107). */
+export function isConfigurationExit(code: number | null): boolean {
+  return exitMeaning(code)?.configuration === true;
+}
+
+/** Whether a runner ended because it was stopped (103 REST stop, 105 signal) or killed (no code). */
+export function isStopExit(code: number | null): boolean {
+  return code === null || exitMeaning(code)?.stopped === true;
 }

@@ -1,4 +1,4 @@
-import type { QuantileGrid } from '../quantiles.ts';
+import type { QuantileGrid } from '../result/quantiles.ts';
 import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { k6ProcessesUnder, leftovers, runCli, startCli, writeScript } from '../support/cli.ts';
+import { waitFor } from '../support/wait.ts';
 
 // Real k6 and the real CLI: every mistake gives one clear line, exit code 2, and leaves nothing behind.
 
@@ -95,10 +96,10 @@ export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
       child.stderr!.on('data', (d) => {
         stderr += d;
       });
-      const startedAt = Date.now();
-      while (!stderr.includes('started 4 runners') && Date.now() - startedAt < 60_000) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(() => stderr.includes('started 4 runners'), "the run to log 'started 4 runners'", {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      });
       await new Promise((r) => setTimeout(r, 1500));
       child.kill(signal);
       const run = await done;
@@ -107,6 +108,7 @@ export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
       expect(run.result!.failures).toContain(
         'interrupted: the run was cancelled and every runner was stopped',
       );
+      expect(run.result!.failureKinds).toEqual(['interrupted']);
       expect(run.result!.metrics.http_reqs!.values.count).toBeGreaterThan(0);
       expect(run.result!.runners.map((r) => r.exitCode)).toEqual([103, 103, 103, 103]);
       expect(k6ProcessesUnder(run.tmp)).toEqual([]);

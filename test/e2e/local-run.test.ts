@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import { exactPercentile } from '../../src/quantiles.ts';
+import { exactPercentile } from '../../src/result/quantiles.ts';
 import { k6ProcessesUnder, leftovers, runCli, tempDir, writeScript } from '../support/cli.ts';
 
 // Real k6 processes against a real HTTP server on 127.0.0.1, through the real CLI.
@@ -175,6 +175,7 @@ export default function () { check(http.get(__ENV.TARGET + '/t'), { 'is 200': (r
     const run = await runCli(['run', script, '--runners', '4', '--', '-e', `TARGET=${target.url}`]);
     expect(run.code).toBe(99);
     expect(run.result!.verdict).toBe('failed');
+    expect(run.result!.failureKinds).toEqual(['thresholds']);
     expect(run.result!.thresholds.map((t) => [t.metric, t.expression, t.ok, t.observed])).toEqual([
       ['checks', 'rate>0.99', true, 1],
       ['http_req_duration{scenario:s}', 'p(99.9)<5000', true, expect.any(Number)],
@@ -203,6 +204,7 @@ export default function () {
     expect(Date.now() - started).toBeLessThan(15_000);
     const r = run.result!;
     expect(r.verdict).toBe('failed');
+    expect(r.failureKinds).toEqual(['runner']);
     expect(r.failures[0]).toMatch(
       /runner 2 failed \(exit 108: the script called test.abort\(\)\).*runner two gives up/,
     );

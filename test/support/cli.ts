@@ -33,7 +33,7 @@ export function startCli(
 ): { child: ChildProcess; done: Promise<CliRun> } {
   const tmp = tempDir('k6d-cli-tmp-');
   const cwd = options.cwd ?? tempDir('k6d-cli-cwd-');
-  const child = spawn(process.execPath, [path.join(ROOT, 'src/cli-main.ts'), ...args], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/bin.ts'), ...args], {
     cwd,
     env: { ...process.env, ...options.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'pipe'],

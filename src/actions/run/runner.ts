@@ -3,12 +3,12 @@ import * as core from '@actions/core';
 import type { Backend } from '../../backends/backend.ts';
 import { type CleanupPolicy, deleteRun, KubernetesBackend } from '../../backends/kubernetes/backend.ts';
 import { defaultNamespace, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
-import { LocalBackend } from '../../backends/local.ts';
+import { LocalBackend } from '../../backends/local/backend.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
-import type { Logger } from '../../orchestrator.ts';
+import type { Logger } from '../../log.ts';
 import { renderReport } from '../../report/markdown.ts';
 import type { RunResult } from '../../result.ts';
-import { runTest } from '../../run.ts';
+import { runTest } from '../../run/index.ts';
 import { type RunActionInputs, readRunInputs } from './inputs.ts';
 
 /**
@@ -24,7 +24,7 @@ export const STATE = {
   cleanup: 'cleanup',
 } as const;
 
-const actionLog: Logger = { info: (m) => core.info(m), warn: (m) => core.warning(m) };
+const actionLog: Logger = core;
 
 /** A run id: lowercase, starts with a letter, unique enough for names and labels. */
 export function newRunId(): string {

@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
 import { type RunnerRequest, runnerApi } from '../../k6/rest.ts';
-import type { Logger } from '../../orchestrator.ts';
-import type { RunPlan } from '../../plan.ts';
+import type { Logger } from '../../log.ts';
+import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import { apiError, apiErrorMessage } from './api-errors.ts';
 import {
   archiveConfigMap,
   LABELS,
@@ -51,20 +52,6 @@ export interface KubernetesBackendOptions {
   /** Safety net on each Job (`activeDeadlineSeconds`), in s. */
   activeDeadlineSeconds: number;
   log: Logger;
-}
-
-/** The message of an API error: client-node 2.x puts the Status JSON in `body` as a string. */
-export function apiErrorMessage(error: unknown): string {
-  const body = (error as { body?: unknown })?.body;
-  if (typeof body === 'string') {
-    try {
-      const status = JSON.parse(body) as { message?: string };
-      if (status.message) return status.message;
-    } catch {
-      // not JSON
-    }
-  }
-  return errorMessage(error).split('\n')[0]!;
 }
 
 /**
@@ -123,7 +110,7 @@ export class KubernetesBackend implements Backend {
     }
     this.runnerCount = plan.runners.length;
     const spec = { ...this.o, plan };
-    this.pods = new RunnerPods(this.o.kc, namespace, runId, (m) => log.warn(m));
+    this.pods = new RunnerPods(this.o.kc, namespace, runId, log);
     this.created = true;
     let configMap: Awaited<ReturnType<CoreV1Api['createNamespacedConfigMap']>>;
     try {
@@ -139,7 +126,7 @@ export class KubernetesBackend implements Backend {
       }
       await this.pods.start();
     } catch (error) {
-      throw new Error(`creating the runners in namespace ${namespace} failed: ${apiErrorMessage(error)}`);
+      throw apiError(error, `creating the runners in namespace ${namespace}`);
     }
     log.info(
       `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Jobs in namespace ${namespace}`,
@@ -308,7 +295,7 @@ export async function deleteRun(
   kc: KubeConfig,
   namespace: string,
   runId: string,
-  log: Pick<Logger, 'warn'>,
+  log: Pick<Logger, 'warning'>,
   waitS = 60,
 ): Promise<string[]> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -319,7 +306,7 @@ export async function deleteRun(
       await fn();
     } catch (error) {
       if ((error as { code?: number }).code !== 404)
-        log.warn(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
+        log.warning(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
     }
   };
   const configMaps = await core
@@ -357,7 +344,7 @@ export async function deleteRun(
       ),
     ];
     if (left.length === 0 || Date.now() > deadline) {
-      if (left.length > 0) log.warn(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
+      if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
       return left;
     }
     await new Promise((r) => setTimeout(r, 500));

@@ -1,5 +1,5 @@
 import type { V1ConfigMap, V1Job, V1Toleration } from '@kubernetes/client-node';
-import { type RunnerPlan, type RunPlan, runnerArgs } from '../../plan.ts';
+import { type RunnerPlan, type RunPlan, runnerArgs } from '../../run/plan.ts';
 
 /**
  * The Kubernetes objects of one run, as plain data (no API calls here):

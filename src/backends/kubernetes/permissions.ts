@@ -1,5 +1,6 @@
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '../../errors.ts';
+import { apiError } from './api-errors.ts';
 
 /** One permission the run needs in its namespace. */
 export interface Permission {
@@ -33,7 +34,9 @@ function describe(p: Permission): string {
 /**
  * Asks the API server, with SelfSubjectAccessReviews, whether the credentials hold every
  * permission in `namespace`, before anything is created.
- * @throws ConfigurationError listing every missing verb and resource in one message.
+ * @throws ConfigurationError listing every missing verb and resource in one message; the error
+ *   of {@link apiError} when the API server refuses or cannot be reached (e.g. 401: the
+ *   kubeconfig's credentials were not accepted).
  */
 export async function checkPermissions(
   kc: KubeConfig,
@@ -43,21 +46,25 @@ export async function checkPermissions(
   const api = kc.makeApiClient(AuthorizationV1Api);
   const answers = await Promise.all(
     needed.map(async (p) => {
-      const review = await api.createSelfSubjectAccessReview({
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SelfSubjectAccessReview',
-          spec: {
-            resourceAttributes: {
-              namespace,
-              group: p.group,
-              resource: p.resource,
-              verb: p.verb,
-              ...(p.subresource ? { subresource: p.subresource } : {}),
+      const review = await api
+        .createSelfSubjectAccessReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: {
+              resourceAttributes: {
+                namespace,
+                group: p.group,
+                resource: p.resource,
+                verb: p.verb,
+                ...(p.subresource ? { subresource: p.subresource } : {}),
+              },
             },
           },
-        },
-      });
+        })
+        .catch((error: unknown) => {
+          throw apiError(error, `checking the permissions in namespace ${namespace}`);
+        });
       return { p, allowed: review.status?.allowed === true };
     }),
   );

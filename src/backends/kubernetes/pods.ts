@@ -1,5 +1,6 @@
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
 import { LABELS } from './manifests.ts';
 
 /**
@@ -85,13 +86,13 @@ export class RunnerPods {
   private readonly kc: KubeConfig;
   private readonly namespace: string;
   private readonly runId: string;
-  private readonly onError: (message: string) => void;
+  private readonly log: Pick<Logger, 'warning'>;
 
-  constructor(kc: KubeConfig, namespace: string, runId: string, onError: (message: string) => void) {
+  constructor(kc: KubeConfig, namespace: string, runId: string, log: Pick<Logger, 'warning'>) {
     this.kc = kc;
     this.namespace = namespace;
     this.runId = runId;
-    this.onError = onError;
+    this.log = log;
   }
 
   /** The label selector of the run's runner Pods. */
@@ -146,7 +147,7 @@ export class RunnerPods {
         if (gone) await this.list();
       } catch (error) {
         failures++;
-        if (failures === 3) this.onError(`watching runner Pods keeps failing: ${errorMessage(error)}`);
+        if (failures === 3) this.log.warning(`watching runner Pods keeps failing: ${errorMessage(error)}`);
         await new Promise((r) => setTimeout(r, Math.min(1000 * failures, 5000)));
         if (!this.stopped) await this.list().catch(() => {});
       }

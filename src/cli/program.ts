@@ -1,17 +1,16 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { parseArgsStringToArgv } from 'string-argv';
-import { killAllLocalRunners, LocalBackend } from './backends/local.ts';
-import { parseRunConfig } from './config.ts';
-import { startDemoTarget } from './demo/target.ts';
-import { ConfigurationError, errorMessage } from './errors.ts';
-import { K6_EXIT } from './k6/exit-codes.ts';
-import { type Logger, RunStartError } from './orchestrator.ts';
-import { renderReport } from './report/markdown.ts';
-import type { RunResult } from './result.ts';
-import { runTest } from './run.ts';
+import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts';
+import { parseRunConfig } from '../config.ts';
+import { startDemoTarget } from '../demo/target.ts';
+import { ConfigurationError, exitCodeFor } from '../errors.ts';
+import { consoleLogger } from '../log.ts';
+import { renderReport } from '../report/markdown.ts';
+import type { RunResult } from '../result.ts';
+import { runTest } from '../run/index.ts';
 
 /**
  * The command line over the core, with the local backend:
@@ -21,19 +20,15 @@ import { runTest } from './run.ts';
  * run could not start; 2 bad input; 130 interrupted.
  */
 
-const stderrLog: Logger & { error(message: string): void } = {
-  info: (m) => process.stderr.write(`[k6-distributed] ${m}\n`),
-  warn: (m) => process.stderr.write(`[k6-distributed] warning: ${m}\n`),
-  error: (m) => process.stderr.write(`[k6-distributed] error: ${m}\n`),
-};
+/** Where the CLI's progress, warnings and errors go: stderr (stdout carries the report). */
+export const stderrLog = consoleLogger();
 
-/** Maps a verdict to the CLI's exit code. */
+/**
+ * The CLI's exit code for a finished run, from its failure kinds ({@link exitCodeFor}); an
+ * interruption that came after the last runner ended still exits 130.
+ */
 export function exitCodeOf(result: RunResult, interrupted: boolean): number {
-  if (interrupted) return 130;
-  if (result.verdict === 'passed') return 0;
-  const onlyThresholds =
-    result.runners.every((r) => r.ok) && result.failures.length > 0 && !result.thresholdsOk;
-  return onlyThresholds && result.failures.length === 1 ? K6_EXIT.thresholdsHaveFailed : 1;
+  return exitCodeFor(interrupted ? ['interrupted'] : (result.failureKinds ?? []));
 }
 
 interface RunFlags {
@@ -64,10 +59,10 @@ async function runCommand(script: string, extra: string[], flags: RunFlags): Pro
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
     if (interrupts === 1) {
-      stderrLog.warn(`${signal} received: stopping every runner (again to kill them at once)`);
+      stderrLog.warning(`${signal} received: stopping every runner (again to kill them at once)`);
       controller.abort();
     } else {
-      stderrLog.warn(`${signal} received again: killing every runner and exiting`);
+      stderrLog.warning(`${signal} received again: killing every runner and exiting`);
       killAllLocalRunners();
       process.exit(130);
     }
@@ -99,7 +94,7 @@ function examplePath(name: string): string {
 async function demoCommand(flags: { runners: string; duration: string; rate: string }): Promise<number> {
   const script = examplePath('quickstart.js');
   if (!existsSync(script)) throw new ConfigurationError(`demo: ${script} is missing`);
-  const target = await startDemoTarget((line) => stderrLog.info(line));
+  const target = await startDemoTarget(stderrLog);
   stderrLog.info(`demo target: ${target.kind} on ${target.url}`);
   try {
     return await runCommand(
@@ -146,24 +141,4 @@ export function buildProgram(): Command {
       process.exitCode = await demoCommand(flags);
     });
   return program;
-}
-
-/** Runs the CLI; resolves with the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  try {
-    await buildProgram().parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof ConfigurationError) {
-      stderrLog.error(errorMessage(error));
-      return 2;
-    }
-    if (error instanceof RunStartError) {
-      stderrLog.error(errorMessage(error));
-      return 1;
-    }
-    process.stderr.write(`[k6-distributed] error: ${error instanceof Error ? error.stack : String(error)}\n`);
-    return 1;
-  }
 }

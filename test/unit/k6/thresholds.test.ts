@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../src/errors.ts';
+import { ConfigurationError } from '../../../src/errors.ts';
 import {
   evaluateThresholds,
   parseMetricKey,
   parseThresholdExpression,
   parseThresholds,
-} from '../../src/k6/thresholds.ts';
-import type { MetricResult } from '../../src/result.ts';
+} from '../../../src/k6/thresholds.ts';
+import type { MetricResult } from '../../../src/result.ts';
 
 describe('threshold expressions (k6 thresholds_parser.go rules)', () => {
   it.each([

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRunConfig } from '../../src/config.ts';
-import { PINNED_K6_VERSION } from '../../src/k6/binary.ts';
-import { parseGoDuration, splitK6Args } from '../../src/k6/preflight.ts';
-import { executionSegmentSequence, executionSegments, planRun, runnerArgs } from '../../src/plan.ts';
+import { parseRunConfig } from '../../../src/config.ts';
+import { PINNED_K6_VERSION } from '../../../src/k6/binary.ts';
+import { parseGoDuration, splitK6Args } from '../../../src/k6/preflight.ts';
+import { executionSegmentSequence, executionSegments, planRun, runnerArgs } from '../../../src/run/plan.ts';
 
 describe('run plan', () => {
   it('gives runner i of N the segment i/N:(i+1)/N and all of them the full sequence', () => {
@@ -101,7 +101,7 @@ describe('run configuration', () => {
 
 describe('pinned k6', () => {
   it('is the version tools/k6/go.mod builds', () => {
-    const goMod = readFileSync(path.resolve(import.meta.dirname, '../../tools/k6/go.mod'), 'utf8');
+    const goMod = readFileSync(path.resolve(import.meta.dirname, '../../../tools/k6/go.mod'), 'utf8');
     expect(goMod).toContain(`require go.k6.io/k6/v2 ${PINNED_K6_VERSION}`);
   });
 });

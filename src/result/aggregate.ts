@@ -1,7 +1,8 @@
-import { metricContains, type RunnerMetric, type RunnerSummary } from './k6/summary.ts';
-import { percentileKey } from './k6/thresholds.ts';
+import { K6_METRIC } from '../k6/metrics.ts';
+import { metricContains, type RunnerMetric, type RunnerSummary } from '../k6/summary.ts';
+import { percentileKey } from '../k6/thresholds.ts';
+import type { CheckResult, GroupResult, MetricContains, MetricResult } from '../result.ts';
 import { mergePercentiles, REPORTED_PERCENTILES } from './quantiles.ts';
-import type { CheckResult, GroupResult, MetricContains, MetricResult } from './result.ts';
 
 /** Options of {@link aggregateSummaries}. */
 export interface AggregateOptions {
@@ -14,7 +15,7 @@ export interface AggregateOptions {
 }
 
 /** Gauges whose global value is the sum of the runners' values (each runner holds its own VUs). */
-const SUMMED_GAUGES = new Set(['vus', 'vus_max']);
+const SUMMED_GAUGES = new Set<string>([K6_METRIC.vus, K6_METRIC.vusMax]);
 
 /**
  * Merges the runners' summaries into one global set of metrics, the way one k6 process running

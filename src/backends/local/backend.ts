@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import getPort from 'get-port';
-import { httpRequest, runnerApi } from '../k6/rest.ts';
-import { type RunPlan, runnerArgs } from '../plan.ts';
-import type { Backend, Runner, RunnerExit } from './backend.ts';
+import { httpRequest, runnerApi } from '../../k6/rest.ts';
+import { type RunPlan, runnerArgs } from '../../run/plan.ts';
+import type { Backend, Runner, RunnerExit } from '../backend.ts';
 
 /** How long a runner may take to exit after SIGTERM before it is killed, in ms. */
 const TERM_GRACE_MS = 5_000;

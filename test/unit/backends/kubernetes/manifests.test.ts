@@ -4,19 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { readRunInputs } from '../../src/actions/run/inputs.ts';
-import { splitRunnerLog } from '../../src/backends/kubernetes/backend.ts';
+import { readRunInputs } from '../../../../src/actions/run/inputs.ts';
+import { splitRunnerLog } from '../../../../src/backends/kubernetes/backend.ts';
 import {
   LABELS,
   PATHS,
   runnerJob,
   summaryPrefix,
   wrapperScript,
-} from '../../src/backends/kubernetes/manifests.ts';
-import { REQUIRED_PERMISSIONS } from '../../src/backends/kubernetes/permissions.ts';
-import { classifyPod } from '../../src/backends/kubernetes/pods.ts';
-import { describeExit } from '../../src/k6/exit-codes.ts';
-import { planRun } from '../../src/plan.ts';
+} from '../../../../src/backends/kubernetes/manifests.ts';
+import { REQUIRED_PERMISSIONS } from '../../../../src/backends/kubernetes/permissions.ts';
+import { classifyPod } from '../../../../src/backends/kubernetes/pods.ts';
+import { describeExit } from '../../../../src/k6/exit-codes.ts';
+import { planRun } from '../../../../src/run/plan.ts';
 
 const spec = {
   runId: 'rtest1',
@@ -195,7 +195,7 @@ describe('Pod states', () => {
 
 describe('examples/rbac.yaml', () => {
   it('grants exactly what the permission check asks for', () => {
-    const docs = readFileSync(path.resolve(import.meta.dirname, '../../examples/rbac.yaml'), 'utf8')
+    const docs = readFileSync(path.resolve(import.meta.dirname, '../../../../examples/rbac.yaml'), 'utf8')
       .split(/^---$/m)
       .map(
         (d) =>

@@ -1,3 +1,3 @@
-import { main } from './cli.ts';
+import { main } from './index.ts';
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { exactPercentile, mergePercentiles, QUANTILE_GRID, type QuantileGrid } from '../../src/quantiles.ts';
+import {
+  exactPercentile,
+  mergePercentiles,
+  QUANTILE_GRID,
+  type QuantileGrid,
+} from '../../../src/result/quantiles.ts';
 
 /** A deterministic generator, so that the figures do not change between runs. */
 function random(seed: number): () => number {

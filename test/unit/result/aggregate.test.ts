@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateSummaries, mergeGroups } from '../../src/aggregate.ts';
-import { parseRunnerSummary } from '../../src/k6/summary.ts';
-import { QUANTILE_GRID } from '../../src/quantiles.ts';
+import { parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
+import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
 
 /** A runner summary in the shape `k6 run --summary-export` writes (legacy machine-readable summary). */
 function exportJson(opts: {

@@ -1,6 +1,6 @@
-import { ConfigurationError } from './errors.ts';
-import { percentileKey } from './k6/thresholds.ts';
-import { QUANTILE_GRID } from './quantiles.ts';
+import { ConfigurationError } from '../errors.ts';
+import { percentileKey } from '../k6/thresholds.ts';
+import { QUANTILE_GRID } from '../result/quantiles.ts';
 
 /**
  * The plan of a distributed run: what every runner executes. Backends turn it into processes or

@@ -1,0 +1,63 @@
+import type { Runner, RunnerExit } from '../backends/backend.ts';
+import type { Failure } from '../errors.ts';
+import { errorMessage } from '../errors.ts';
+import { describeExit } from '../k6/exit-codes.ts';
+import { k6ErrorLine } from '../k6/log.ts';
+import { parseRunnerSummary, type RunnerSummary } from '../k6/summary.ts';
+
+/** What one runner left: its summary export text (when it wrote one), its log tail, its node. */
+export type RunnerLeftovers = Awaited<ReturnType<Runner['collect']>>;
+
+/** What the collect stage read from every runner, by runner index. */
+export interface Collected {
+  leftovers: RunnerLeftovers[];
+  /** The parsed summary of each runner; `undefined` for a runner whose summary is missing or unreadable. */
+  summaries: Array<RunnerSummary | undefined>;
+  /** One `incomplete` failure per runner whose share is missing from the aggregate. */
+  failures: Failure[];
+}
+
+/**
+ * Collect stage: reads and parses every runner's summary and log tail. Runs after every runner
+ * ended and before the backend is cleaned up (the files and Pod logs go with the cleanup).
+ */
+export async function collectAll(runners: readonly Runner[]): Promise<Collected> {
+  const leftovers = await Promise.all(runners.map((r) => r.collect()));
+  const failures: Failure[] = [];
+  const summaries = leftovers.map((left, i) => {
+    if (left.summary === undefined) {
+      failures.push({
+        kind: 'incomplete',
+        runner: i,
+        message: `runner ${i} left no summary; its results are missing from the aggregate`,
+      });
+      return undefined;
+    }
+    try {
+      return parseRunnerSummary(left.summary);
+    } catch (error) {
+      failures.push({
+        kind: 'incomplete',
+        runner: i,
+        message: `runner ${i}'s summary could not be read: ${errorMessage(error)}`,
+      });
+      return undefined;
+    }
+  });
+  return { leftovers, summaries, failures };
+}
+
+/**
+ * The one line that says why a runner failed: `runner 2 failed[ before the start] (exit 107:
+ * script exception): <k6's error line, at most 300 characters>`, read from the runner's log tail.
+ */
+export async function runnerFailureLine(
+  runner: Runner,
+  exit: RunnerExit,
+  when?: 'before the start',
+): Promise<string> {
+  const { logTail } = await runner.collect();
+  const reason = exit.reason ?? describeExit(exit.code, exit.signal);
+  const detail = logTail ? `: ${k6ErrorLine(logTail).slice(0, 300)}` : '';
+  return `runner ${runner.index} failed${when ? ` ${when}` : ''} (${reason})${detail}`;
+}

@@ -1,0 +1,39 @@
+import type { Runner } from '../backends/backend.ts';
+import { errorMessage, RunError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Clock } from './clock.ts';
+
+/** When the runners started. */
+export interface StartInfo {
+  /** Epoch ms at which the un-pause requests were sent: no runner can run before it. */
+  startedAtMs: number;
+  /** Per runner: when it confirmed its start, in ms after the first confirmation. */
+  offsetsMs: number[];
+  /** The largest of {@link offsetsMs}: how far apart the runners started, in ms. */
+  skewMs: number;
+}
+
+/**
+ * Start stage: un-pauses every runner at once (`PATCH /v1/status` `paused: false`, all sent in the
+ * same tick on the connections the barrier's polling kept warm) and measures the start skew from
+ * the confirmations.
+ * @throws RunError `start` naming the first runner whose un-pause request failed.
+ */
+export async function startAll(runners: readonly Runner[], clock: Clock, log: Logger): Promise<StartInfo> {
+  const startedAtMs = clock.now();
+  const confirmedAt = await Promise.all(
+    runners.map((r) =>
+      r.api.start().then(
+        () => clock.now(),
+        (error: unknown) => {
+          throw new RunError('start', `runner ${r.index} did not start: ${errorMessage(error)}`);
+        },
+      ),
+    ),
+  );
+  const first = Math.min(...confirmedAt);
+  const offsetsMs = confirmedAt.map((t) => t - first);
+  const skewMs = Math.max(...offsetsMs);
+  log.info(`started ${runners.length} runners; start skew ${skewMs.toFixed(1)} ms`);
+  return { startedAtMs, offsetsMs, skewMs };
+}

@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, exitCodeFor, RunError } from '../../../src/errors.ts';
+import { K6_STATUS } from '../../../src/k6/rest.ts';
+import { type RunOptions, runDistributed } from '../../../src/run/index.ts';
+import { waitFor } from '../../support/wait.ts';
+import {
+  FakeBackend,
+  FakeClock,
+  type FakeRunnerScript,
+  fakePlan,
+  fakePreflight,
+  recordingLogger,
+  summaryJson,
+} from './support/fakes.ts';
+
+/*
+ * The orchestration (launch -> barrier -> start -> monitor -> stop -> collect -> result) with a
+ * fake backend and a fake clock: k6 processes and Pods cannot be scripted to fail at a chosen
+ * moment, and the timeouts are minutes long. The same paths run with real k6 in test/e2e/.
+ */
+
+function setup(scripts: FakeRunnerScript[], options: Partial<RunOptions> = {}) {
+  const clock = new FakeClock();
+  const backend = new FakeBackend(scripts, clock);
+  const log = recordingLogger();
+  const run = runDistributed({
+    script: 'load.js',
+    preflight: fakePreflight(),
+    plan: fakePlan(scripts.length),
+    backend,
+    log,
+    clock,
+    ...options,
+  });
+  return { backend, log, run, clock };
+}
+
+const K6_ERROR = 'time="2026-01-01T00:00:00Z" level=error msg="SyntaxError: Unexpected token at load.js:3"';
+
+describe('a distributed run', () => {
+  it('passes when every runner completes, starts them all once and cleans up', async () => {
+    const { backend, run } = setup([{}, {}, {}]);
+    const result = await run;
+    expect(result.verdict).toBe('passed');
+    expect(result.failureKinds).toEqual([]);
+    expect(exitCodeFor(result.failureKinds!)).toBe(0);
+    expect(result.runners.map((r) => [r.ok, r.requests])).toEqual([
+      [true, 100],
+      [true, 100],
+      [true, 100],
+    ]);
+    expect(result.metrics.http_reqs?.values.count).toBe(300);
+    expect(backend.runners.map((r) => r.calls.start)).toEqual([1, 1, 1]);
+    expect(backend.cleanups).toBe(1);
+  });
+
+  it('fails with exit 99 when crossed thresholds on the aggregate are the only failure', async () => {
+    const { run } = setup([{}, {}], { preflight: fakePreflight(10, { http_reqs: ['count<150'] }) });
+    const result = await run;
+    expect(result.failureKinds).toEqual(['thresholds']);
+    expect(result.failures).toEqual(['thresholds crossed on the aggregate: http_reqs count<150']);
+    expect(result.thresholdsOk).toBe(false);
+    expect(result.runners.every((r) => r.ok)).toBe(true);
+    expect(exitCodeFor(result.failureKinds!)).toBe(99);
+  });
+});
+
+describe('the barrier', () => {
+  it('gives up after the start timeout, naming the runner and what it last answered', async () => {
+    const { backend, run } = setup([{}, { statuses: ['error'] }], { startTimeoutS: 2 });
+    const error = await run.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunError);
+    expect((error as RunError).kind).toBe('start');
+    expect((error as RunError).message).toMatch(
+      /^runners not ready after 2 s \(start timeout\): runner 1 \(REST API not answering: connect ECONNREFUSED/,
+    );
+    expect(backend.runners.map((r) => r.calls.start)).toEqual([0, 0]);
+    expect(backend.cleanups).toBe(1);
+  });
+
+  it('waits for runners still initialising their VUs', async () => {
+    const initialising = [
+      K6_STATUS.InitVUs,
+      K6_STATUS.InitVUs,
+      K6_STATUS.InitDone,
+      K6_STATUS.PausedBeforeRun,
+    ];
+    const { run } = setup([{}, { statuses: ['error', ...initialising] }]);
+    expect((await run).verdict).toBe('passed');
+  });
+
+  it('refuses a runner that was not paused', async () => {
+    const { backend, run } = setup([{}, { statuses: [K6_STATUS.Running] }]);
+    await expect(run).rejects.toMatchObject({
+      kind: 'start',
+      message: 'runner 1 is Running before the start: it was not paused',
+    });
+    expect(backend.cleanups).toBe(1);
+  });
+
+  it.each([
+    [104, 'invalid configuration'],
+    [107, 'script exception'],
+  ])(
+    'turns a runner exiting %i before the start into a configuration error (exit 2)',
+    async (code, meaning) => {
+      const { backend, run } = setup([{}, { exitBeforeStart: { code, logTail: K6_ERROR }, statuses: [1] }]);
+      const error = await run.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as ConfigurationError).message).toBe(
+        `runner 1 failed before the start (exit ${code}: ${meaning}): SyntaxError: Unexpected token at load.js:3`,
+      );
+      expect(exitCodeFor([(error as RunError).kind])).toBe(2);
+      expect(backend.runners.map((r) => r.calls.start)).toEqual([0, 0]);
+      expect(backend.cleanups).toBe(1);
+    },
+  );
+
+  it('calls any other exit before the start a start failure (exit 1)', async () => {
+    const { run } = setup([{ exitBeforeStart: { code: 109 }, statuses: [1] }]);
+    await expect(run).rejects.toMatchObject({
+      kind: 'start',
+      message: 'runner 0 failed before the start (exit 109: k6 panicked)',
+    });
+  });
+
+  it('is interrupted before the start (exit 130), and nothing starts', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { backend, run } = setup([{}, {}], { signal: controller.signal });
+    const error = await run.catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'interrupted' });
+    expect(exitCodeFor([(error as RunError).kind])).toBe(130);
+    expect(backend.runners.map((r) => r.calls.start)).toEqual([0, 0]);
+    expect(backend.cleanups).toBe(1);
+  });
+});
+
+describe('the monitor', () => {
+  it('stops everyone when the test outlives its totalDuration plus the grace', async () => {
+    const { backend, run, log } = setup([{ run: 'hang' }, { run: 'hang' }], {
+      preflight: fakePreflight(10),
+      graceS: 5,
+    });
+    const result = await run;
+    expect(result.failureKinds).toEqual(['deadline']);
+    expect(result.failures).toEqual([
+      "deadline exceeded: still running 5 s after the test's totalDuration of 10 s",
+    ]);
+    expect(backend.runners.map((r) => [r.calls.stop, r.calls.kill])).toEqual([
+      [1, 0],
+      [1, 0],
+    ]);
+    // Stopped runners exit 103; that is not their failure.
+    expect(result.runners.map((r) => [r.exitCode, r.ok])).toEqual([
+      [103, true],
+      [103, true],
+    ]);
+    expect(log.lines).toContain(
+      "warning: stopping every runner: deadline exceeded: still running 5 s after the test's totalDuration of 10 s",
+    );
+    expect(exitCodeFor(result.failureKinds!)).toBe(1);
+  });
+
+  it('kills runners that do not stop within the stop timeout', async () => {
+    const { backend, run, log } = setup([{ run: 'hang' }, { run: 'hang', onStop: 'ignore', summary: null }], {
+      preflight: fakePreflight(1),
+      graceS: 1,
+      stopTimeoutS: 7,
+    });
+    const result = await run;
+    expect(backend.runners.map((r) => r.calls.kill)).toEqual([0, 1]);
+    expect(log.lines).toContain('warning: runner 1 did not stop within 7 s; killing it');
+    expect(result.runners[1]).toMatchObject({ exitCode: null, exit: 'killed by SIGKILL', ok: false });
+    expect(result.failureKinds).toEqual(['deadline', 'incomplete']);
+  });
+
+  it('names a runner that fails mid-test and stops the others (exit 1)', async () => {
+    const { backend, run } = setup([
+      { run: 'hang' },
+      { run: { code: 108, afterMs: 3000, logTail: K6_ERROR } },
+      { run: 'hang' },
+    ]);
+    const result = await run;
+    expect(result.failureKinds).toEqual(['runner']);
+    expect(result.failures[0]).toBe(
+      'runner 1 failed (exit 108: the script called test.abort()): SyntaxError: Unexpected token at load.js:3',
+    );
+    expect(result.runners.map((r) => [r.exitCode, r.ok])).toEqual([
+      [103, true],
+      [108, false],
+      [103, true],
+    ]);
+    expect(result.runners[1]!.logTail).toBe(K6_ERROR);
+    expect(backend.runners.map((r) => r.calls.stop)).toEqual([1, 0, 1]);
+    expect(exitCodeFor(result.failureKinds!)).toBe(1);
+  });
+
+  it('aborts the test for everyone when one slice crosses an abortOnFail threshold', async () => {
+    const abortLog =
+      'level=error msg="thresholds on metrics \'http_reqs\' were crossed; at least one has abortOnFail enabled, stopping test prematurely"';
+    const { run } = setup([{ run: 'hang' }, { run: { code: 99, afterMs: 2000, logTail: abortLog } }]);
+    const result = await run;
+    expect(result.failureKinds).toEqual(['aborted']);
+    expect(result.failures).toEqual([
+      'test aborted: runner 1 crossed a threshold with abortOnFail on its slice',
+    ]);
+  });
+
+  it('is interrupted after the start: stops every runner and keeps their results (exit 130)', async () => {
+    const controller = new AbortController();
+    const { backend, run } = setup([{ run: 'hang' }, { run: 'hang' }], {
+      signal: controller.signal,
+      graceS: 3600,
+    });
+    await waitFor(
+      () => backend.runners.length === 2 && backend.runners.every((r) => r.calls.start === 1),
+      'the start',
+    );
+    controller.abort();
+    const result = await run;
+    expect(result.failureKinds).toEqual(['interrupted']);
+    expect(result.runners.map((r) => [r.exitCode, r.ok, r.requests])).toEqual([
+      [103, true, 100],
+      [103, true, 100],
+    ]);
+    expect(exitCodeFor(result.failureKinds!)).toBe(130);
+  });
+
+  it('reports a runner that left no readable summary as missing from the aggregate', async () => {
+    const { run } = setup([{}, { summary: '{"not":"a summary"}' }, { summary: summaryJson(50, 5) }]);
+    const result = await run;
+    expect(result.failureKinds).toEqual(['incomplete']);
+    expect(result.failures).toEqual([
+      'runner 1\'s summary could not be read: not a k6 summary export: no "metrics" object',
+    ]);
+    expect(result.metrics.http_reqs?.values.count).toBe(150);
+    expect(result.runners.map((r) => r.ok)).toEqual([true, false, true]);
+  });
+});
