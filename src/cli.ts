@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { parseArgsStringToArgv } from 'string-argv';
 import { killAllLocalRunners, LocalBackend } from './backends/local.ts';
-import { parseRunConfig } from './config.ts';
+import { parseRunConfig, RUN_CONFIG_FLAGS } from './config.ts';
 import { startDemoTarget } from './demo/target.ts';
 import { ConfigurationError, errorMessage } from './errors.ts';
 import { K6_EXIT } from './k6/exit-codes.ts';
@@ -48,17 +48,20 @@ interface RunFlags {
 }
 
 async function runCommand(script: string, extra: string[], flags: RunFlags): Promise<number> {
-  const config = parseRunConfig({
-    script,
-    runners: flags.runners,
-    k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
-    resultPath: flags.out,
-    reportPath: flags.report,
-    k6Binary: flags.k6,
-    startTimeoutS: flags.startTimeout,
-    graceS: flags.grace,
-    progressIntervalS: flags.progressInterval,
-  });
+  const config = parseRunConfig(
+    {
+      script,
+      runners: flags.runners,
+      k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
+      resultPath: flags.out,
+      reportPath: flags.report,
+      k6Binary: flags.k6,
+      startTimeoutS: flags.startTimeout,
+      graceS: flags.grace,
+      progressIntervalS: flags.progressInterval,
+    },
+    RUN_CONFIG_FLAGS,
+  );
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {

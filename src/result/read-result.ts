@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigurationError, errorMessage } from '../errors.ts';
-import { RESULT_SCHEMA, type RunResult } from '../result.ts';
+import { RESULT_SCHEMA, type RunResult } from './result.ts';
 
 /**
  * Reading a result JSON (`k6-distributed/result@1`, see src/result.ts) that comes from outside

@@ -9,8 +9,8 @@ import { parseReportInputs } from '../../src/actions/report/inputs.ts';
 import { type ReportDeps, report, resolveMode } from '../../src/actions/report/report.ts';
 import type { ArtifactTransfer } from '../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../src/report/comment.ts';
-import type { RunResult } from '../../src/result.ts';
+import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../src/result/result.ts';
 import {
   API,
   artifact,
@@ -360,7 +360,7 @@ describe('mode store', () => {
       eventName: 'push',
       ref: 'refs/heads/master',
       sha: MERGE_BASE,
-      runId: 501,
+      workflowRunId: 501,
     };
     const { deps, uploads, summaries } = setup(ctx);
     const head = makeResult({
@@ -440,7 +440,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       eventName: 'workflow_run',
       workflow: 'post k6 report',
       job: 'comment',
-      runId: 9100,
+      workflowRunId: 9100,
     });
     let posted = '';
     const scope2 = nock(API)

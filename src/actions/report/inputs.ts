@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { ConfigurationError } from '../../errors.ts';
-import { type MetricId, parseGate, parseTolerances, type Tolerances } from '../../report/compare.ts';
+import { type MetricId, parseGate, parseTolerances, type Tolerances } from '../../compare/compare.ts';
+import { DEFAULTS } from '../../inputs/defaults.ts';
+import { parseInputs } from '../../inputs/parse.ts';
+import { booleanInput, oneOf } from '../../inputs/values.ts';
 
 /**
  * The inputs of the `report` action (actions/report/action.yml), read and validated in one place.
@@ -28,25 +30,21 @@ export const INPUT_NAMES = [
 export const MODES = ['auto', 'store', 'comment', 'bundle', 'post-bundle'] as const;
 export type Mode = (typeof MODES)[number];
 
-const booleanInput = z
-  .enum(['true', 'True', 'TRUE', 'false', 'False', 'FALSE'], { error: 'must be true or false' })
-  .transform((v) => v.toLowerCase() === 'true');
-
 const schema = z.object({
-  mode: z.enum(MODES, { error: `must be one of ${MODES.join(', ')}` }).default('auto'),
-  result: z.string().default('k6-distributed-result.json'),
+  mode: oneOf(MODES).default(DEFAULTS.mode),
+  result: z.string().default(DEFAULTS.resultPath),
   'github-token': z.string({ error: 'is required (default: the workflow token, github.token)' }),
   key: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, ".", "_" or "-"' })
-    .default('default'),
+    .default(DEFAULTS.key),
   title: z.string().max(200, { error: 'must be at most 200 characters' }).optional(),
   baseline: z.string().optional(),
   'baseline-workflow': z.string().optional(),
   gate: z.string().optional(),
   tolerances: z.string().optional(),
-  'fail-on-regression': booleanInput.default(true),
-  'comment-author': z.string().default('github-actions[bot]'),
+  'fail-on-regression': booleanInput.default(DEFAULTS.failOnRegression),
+  'comment-author': z.string().default(DEFAULTS.commentAuthor),
   'retention-days': z.coerce
     .number({ error: 'must be a whole number of days' })
     .int({ error: 'must be a whole number of days' })
@@ -56,7 +54,7 @@ const schema = z.object({
 });
 
 /** The validated inputs. */
-export interface ReportInputs {
+export interface ReportActionInputs {
   mode: Mode;
   /** Path of this run's result JSON. */
   resultPath: string;
@@ -81,19 +79,8 @@ export interface ReportInputs {
  * Validates raw inputs (name -> string, '' when not set).
  * @throws ConfigurationError naming every invalid input, e.g. `gate: unknown metric "p97"; use …`.
  */
-export function parseReportInputs(raw: Record<string, string | undefined>): ReportInputs {
-  const given = Object.fromEntries(
-    Object.entries(raw)
-      .map(([k, v]) => [k, v?.trim()])
-      .filter(([, v]) => v !== '' && v !== undefined),
-  );
-  const parsed = schema.safeParse(given);
-  if (!parsed.success) {
-    throw new ConfigurationError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; '),
-    );
-  }
-  const v = parsed.data;
+export function parseReportInputs(raw: Record<string, string | undefined>): ReportActionInputs {
+  const v = parseInputs(schema, raw);
   return {
     mode: v.mode,
     resultPath: v.result,
@@ -111,6 +98,6 @@ export function parseReportInputs(raw: Record<string, string | undefined>): Repo
 }
 
 /** Reads every input through `getInput` (core.getInput in the action) and validates them. */
-export function readReportInputs(getInput: (name: string) => string): ReportInputs {
+export function readReportInputs(getInput: (name: string) => string): ReportActionInputs {
   return parseReportInputs(Object.fromEntries(INPUT_NAMES.map((name) => [name, getInput(name)])));
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { METRIC_IDS, type MetricDelta, parseGate } from '../../compare/compare.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   type ArtifactTransfer,
@@ -21,21 +22,20 @@ import { type StickyCommentTarget, upsertComment } from '../../github/comments.t
 import { findPullRequest } from '../../github/pulls.ts';
 import {
   type BaselineInfo,
+  type CommentData,
   commentMarker,
   defaultTitle,
   describeDelta,
   type MarkerKey,
   type RenderedReport,
-  type ReportInput,
   renderReportBodies,
-} from '../../report/comment.ts';
-import { METRIC_IDS, type MetricDelta, parseGate } from '../../report/compare.ts';
-import { inlineCode } from '../../report/format.ts';
-import { renderReport } from '../../report/markdown.ts';
-import { readRunResult, runResultSchema } from '../../report/read-result.ts';
-import type { RunResult } from '../../result.ts';
+} from '../../pr-comment/comment.ts';
+import { inlineCode } from '../../render/format.ts';
+import { renderReport } from '../../render/markdown.ts';
+import { readRunResult, runResultSchema } from '../../result/read-result.ts';
+import type { RunResult } from '../../result/result.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
-import type { Mode, ReportInputs } from './inputs.ts';
+import type { Mode, ReportActionInputs } from './inputs.ts';
 
 /**
  * The logic of the `report` action, one function per mode. It takes its clients and context as
@@ -112,7 +112,7 @@ export function resolveMode(mode: Mode, ctx: ActionContext): ResolvedMode {
 }
 
 /** Runs the action's logic for the inputs. */
-export async function report(inputs: ReportInputs, deps: ReportDeps): Promise<ReportOutcome> {
+export async function report(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
   const mode = resolveMode(inputs.mode, deps.ctx);
   deps.log(`mode: ${mode}${inputs.mode === 'auto' ? ` (auto, event ${deps.ctx.eventName})` : ''}`);
   switch (mode) {
@@ -174,7 +174,7 @@ function branchOf(ref: string): string {
   return ref.replace(/^refs\/(heads|tags)\//, '');
 }
 
-async function store(inputs: ReportInputs, deps: ReportDeps): Promise<ReportOutcome> {
+async function store(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
   const { ctx } = deps;
   const head = await readRunResult(inputs.resultPath, 'result');
   const name = baselineArtifactName(inputs.key);
@@ -187,7 +187,7 @@ async function store(inputs: ReportInputs, deps: ReportDeps): Promise<ReportOutc
     repository: `${ctx.owner}/${ctx.repo}`,
     workflow: ctx.workflow,
     job: ctx.job,
-    runId: ctx.runId,
+    runId: ctx.workflowRunId,
     runAttempt: ctx.runAttempt,
     createdAt: new Date().toISOString(),
   };
@@ -231,11 +231,11 @@ export interface ReportBundle {
   marker: MarkerKey;
   /** The verdict computed in the PR run (post-bundle computes it again). */
   verdict: string;
-  input: ReportInput;
+  input: CommentData;
 }
 
 async function compareOnPullRequest(
-  inputs: ReportInputs,
+  inputs: ReportActionInputs,
   deps: ReportDeps,
   mode: 'comment' | 'bundle',
 ): Promise<ReportOutcome> {
@@ -247,7 +247,7 @@ async function compareOnPullRequest(
     );
   const head = await readRunResult(inputs.resultPath, 'result');
   const { baseline, base } = await baselineFor(inputs, deps, pr);
-  const input: ReportInput = {
+  const input: CommentData = {
     head,
     ...(base ? { base } : {}),
     baseline,
@@ -257,7 +257,7 @@ async function compareOnPullRequest(
       tolerances: inputs.tolerances,
       ...(inputs.title ? { title: inputs.title } : {}),
     },
-    links: { runUrl: runUrl(ctx, ctx.runId), headSha: pr.headSha },
+    links: { runUrl: runUrl(ctx, ctx.workflowRunId), headSha: pr.headSha },
   };
   const marker: MarkerKey = { workflow: ctx.workflow, job: ctx.job, key: inputs.key };
   const rendered = renderReportBodies(input, commentMarker(marker));
@@ -313,8 +313,8 @@ function droppedNote(r: RenderedReport): string {
 /** Outputs, annotations and failure of a judged report. */
 function judgedOutcome(
   mode: ResolvedMode,
-  inputs: Pick<ReportInputs, 'failOnRegression'>,
-  input: ReportInput,
+  inputs: Pick<ReportActionInputs, 'failOnRegression'>,
+  input: CommentData,
   rendered: RenderedReport,
 ): ReportOutcome {
   const { judgement } = rendered;
@@ -365,7 +365,7 @@ function regressionJson(d: MetricDelta) {
 }
 
 async function baselineFor(
-  inputs: ReportInputs,
+  inputs: ReportActionInputs,
   deps: ReportDeps,
   pr: PullRequestRef,
 ): Promise<{ baseline: BaselineInfo; base?: RunResult }> {
@@ -389,7 +389,7 @@ async function baselineFor(
       branch: pr.baseRef,
       ...(pr.baseSha ? { baseSha: pr.baseSha } : {}),
       headSha: pr.headSha,
-      currentRunId: ctx.runId,
+      currentRunId: ctx.workflowRunId,
       artifactName: baselineArtifactName(inputs.key),
       token: deps.token,
       dir: await deps.tempDir('k6d-baseline-'),
@@ -403,7 +403,7 @@ async function currentWorkflowId(gh: GitHub, ctx: ActionContext): Promise<number
   const { data } = await gh.rest.actions.getWorkflowRun({
     owner: ctx.owner,
     repo: ctx.repo,
-    run_id: ctx.runId,
+    run_id: ctx.workflowRunId,
   });
   return data.workflow_id;
 }
@@ -450,7 +450,7 @@ const bundleSchema = z.object({
  * event, and the comment is rendered again here from the results (never the bundle's markdown).
  * This mode never fails the step on a regression: the PR run's own check does.
  */
-async function postBundle(inputs: ReportInputs, deps: ReportDeps): Promise<ReportOutcome> {
+async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
   const { ctx, gh, log } = deps;
   const wr = ctx.payload.workflow_run as
     | {
@@ -465,7 +465,7 @@ async function postBundle(inputs: ReportInputs, deps: ReportDeps): Promise<Repor
     | undefined;
   if (!wr) throw new ConfigurationError(`mode: post-bundle needs a workflow_run event, not ${ctx.eventName}`);
   const outcome: ReportOutcome = { outputs: emptyOutputs('post-bundle'), annotations: [], warnings: [] };
-  const run = { owner: ctx.owner, repo: ctx.repo, runId: wr.id };
+  const run = { owner: ctx.owner, repo: ctx.repo, workflowRunId: wr.id };
   const name = bundleArtifactName(inputs.key);
   const artifact = await findRunArtifact(gh, run, name);
   if (!artifact || artifact.expired) {
@@ -492,7 +492,7 @@ async function postBundle(inputs: ReportInputs, deps: ReportDeps): Promise<Repor
     log,
   );
   const b = bundle.input;
-  const input: ReportInput = {
+  const input: CommentData = {
     head: b.head as RunResult,
     ...(b.base ? { base: b.base as RunResult } : {}),
     baseline: {

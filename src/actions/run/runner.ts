@@ -6,8 +6,8 @@ import { defaultNamespace, loadKubeConfig } from '../../backends/kubernetes/kube
 import { LocalBackend } from '../../backends/local.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import type { Logger } from '../../orchestrator.ts';
-import { renderReport } from '../../report/markdown.ts';
-import type { RunResult } from '../../result.ts';
+import { renderReport } from '../../render/markdown.ts';
+import type { RunResult } from '../../result/result.ts';
 import { runTest } from '../../run.ts';
 import { type RunActionInputs, readRunInputs } from './inputs.ts';
 

@@ -54,7 +54,7 @@ export function prContext(payload: Record<string, unknown> = PR_PAYLOAD): Action
     payload,
     owner: OWNER,
     repo: REPO,
-    runId: 9000,
+    workflowRunId: 9000,
     runAttempt: 1,
     serverUrl: 'https://github.com',
     apiUrl: API,
