@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   type Comparison,
   compareResults,
@@ -51,28 +52,40 @@ export type ReportVerdict =
   | 'baseline-expired'
   | 'environment-changed';
 
-/** Where the baseline came from and what was found. */
-export interface BaselineInfo {
+/** The workflow run whose result is the baseline (or whose artifact expired). */
+export const baselineRunSchema = z.object({
+  /** The GitHub workflow run id. */
+  id: z.number().int(),
+  /** Its page; rebuilt from the event, never taken from a bundle. */
+  url: z.string(),
+  sha: z.string(),
+  /** ISO 8601 time the run was created. */
+  createdAt: z.string().optional(),
+});
+
+/** Where the baseline came from and what was found (a report bundle carries it without `run.url`). */
+export const baselineInfoSchema = z.object({
   /** `artifact`: a stored run on the base branch; `file`: the `baseline` input. */
-  source: 'artifact' | 'file';
-  state: 'found' | 'none' | 'expired';
+  source: z.enum(['artifact', 'file']),
+  state: z.enum(['found', 'none', 'expired']),
   /** The base branch. */
-  branch?: string;
+  branch: z.string().optional(),
   /** The artifact name looked up. */
-  artifactName?: string;
+  artifactName: z.string().optional(),
   /** The workflow run whose result is the baseline (or whose artifact expired). */
-  run?: { id: number; url: string; sha: string; createdAt?: string };
+  run: baselineRunSchema.optional(),
   /** The merge-base of the pull request, when known. */
-  mergeBase?: string;
+  mergeBase: z.string().optional(),
   /** `true` when the run is at the merge-base. */
-  atMergeBase?: boolean;
+  atMergeBase: z.boolean().optional(),
   /** ISO time the artifact expired (state `expired`). */
-  expiredAt?: string;
+  expiredAt: z.string().optional(),
   /** The `baseline` input (source `file`). */
-  file?: string;
+  file: z.string().optional(),
   /** How many runs of the base branch were looked at. */
-  runsChecked?: number;
-}
+  runsChecked: z.number().optional(),
+});
+export type BaselineInfo = z.infer<typeof baselineInfoSchema>;
 
 /** Everything a report is made from; a report bundle carries exactly this. */
 export interface CommentData {

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
 import { ConfigurationError, errorMessage } from '../errors.ts';
-import { RESULT_SCHEMA, type RunResult } from './result.ts';
+import { RESULT_SCHEMA, type RunResult, runResultSchema } from './result.ts';
 
 /**
  * Reading a result JSON (`k6-distributed/result@1`, see src/result.ts) that comes from outside
@@ -9,76 +8,6 @@ import { RESULT_SCHEMA, type RunResult } from './result.ts';
  * fork's run. The shape is checked here so that rendering never meets a missing field; fields
  * this schema does not name are kept as they are.
  */
-
-const metric = z.looseObject({
-  type: z.enum(['counter', 'gauge', 'rate', 'trend']),
-  contains: z.enum(['time', 'data', 'default']),
-  values: z.record(z.string(), z.number()),
-  thresholds: z
-    .record(z.string(), z.looseObject({ ok: z.boolean(), observed: z.number().optional() }))
-    .optional(),
-});
-
-const check = z.looseObject({ name: z.string(), path: z.string(), passes: z.number(), fails: z.number() });
-
-interface Group {
-  name: string;
-  path: string;
-  groups: Group[];
-  checks: z.infer<typeof check>[];
-}
-const group: z.ZodType<Group> = z.lazy(() =>
-  z.looseObject({ name: z.string(), path: z.string(), groups: z.array(group), checks: z.array(check) }),
-);
-
-/** The schema of a result JSON; `schema` must be exactly {@link RESULT_SCHEMA}. */
-export const runResultSchema = z.looseObject({
-  schema: z.literal(RESULT_SCHEMA),
-  verdict: z.enum(['passed', 'failed']),
-  failures: z.array(z.string()),
-  thresholdsOk: z.boolean(),
-  script: z.string(),
-  environment: z.looseObject({
-    backend: z.enum(['local', 'kubernetes']),
-    k6Version: z.string(),
-    runners: z.number(),
-    runnerImage: z.string().optional(),
-    resources: z.record(z.string(), z.unknown()).optional(),
-    nodeSelector: z.record(z.string(), z.string()).optional(),
-    scriptHash: z.string(),
-  }),
-  startedAt: z.string(),
-  endedAt: z.string(),
-  durationS: z.number(),
-  startSkewMs: z.number(),
-  metrics: z.record(z.string(), metric),
-  rootGroup: group,
-  thresholds: z.array(
-    z.looseObject({
-      metric: z.string(),
-      expression: z.string(),
-      ok: z.boolean(),
-      observed: z.number().optional(),
-      abortOnFail: z.boolean(),
-    }),
-  ),
-  runners: z.array(
-    z.looseObject({
-      index: z.number(),
-      segment: z.string(),
-      exitCode: z.number().nullable(),
-      exit: z.string(),
-      ok: z.boolean(),
-      startOffsetMs: z.number().optional(),
-      durationS: z.number().optional(),
-      requests: z.number().optional(),
-      rps: z.number().optional(),
-      p95Ms: z.number().optional(),
-      iterations: z.number().optional(),
-      logTail: z.string().optional(),
-    }),
-  ),
-});
 
 /**
  * Checks that a parsed JSON value is a result.
@@ -92,7 +21,7 @@ export function parseRunResult(value: unknown, what: string): RunResult {
     const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
     throw new ConfigurationError(`${what} is not a ${RESULT_SCHEMA} result (${where}${issue.message})`);
   }
-  return parsed.data as RunResult;
+  return parsed.data;
 }
 
 /**

@@ -22,6 +22,8 @@ import { type StickyCommentTarget, upsertComment } from '../../github/comments.t
 import { findPullRequest } from '../../github/pulls.ts';
 import {
   type BaselineInfo,
+  baselineInfoSchema,
+  baselineRunSchema,
   type CommentData,
   commentMarker,
   defaultTitle,
@@ -32,8 +34,8 @@ import {
 } from '../../pr-comment/comment.ts';
 import { inlineCode } from '../../render/format.ts';
 import { renderReport } from '../../render/markdown.ts';
-import { readRunResult, runResultSchema } from '../../result/read-result.ts';
-import type { RunResult } from '../../result/result.ts';
+import { readRunResult } from '../../result/read-result.ts';
+import { type RunResult, runResultSchema } from '../../result/result.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
 import type { Mode, ReportActionInputs } from './inputs.ts';
 
@@ -419,18 +421,7 @@ const bundleSchema = z.object({
   input: z.object({
     head: runResultSchema,
     base: runResultSchema.optional(),
-    baseline: z.object({
-      source: z.enum(['artifact', 'file']),
-      state: z.enum(['found', 'none', 'expired']),
-      branch: z.string().optional(),
-      artifactName: z.string().optional(),
-      run: z.object({ id: z.number().int(), sha: z.string(), createdAt: z.string().optional() }).optional(),
-      mergeBase: z.string().optional(),
-      atMergeBase: z.boolean().optional(),
-      expiredAt: z.string().optional(),
-      file: z.string().optional(),
-      runsChecked: z.number().optional(),
-    }),
+    baseline: baselineInfoSchema.extend({ run: baselineRunSchema.omit({ url: true }).optional() }),
     options: z.object({
       title: z.string().max(200).optional(),
       gate: z.array(z.string()),
@@ -492,13 +483,14 @@ async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): Promise
     log,
   );
   const b = bundle.input;
+  const { run: baselineRun, ...baseline } = b.baseline;
   const input: CommentData = {
-    head: b.head as RunResult,
-    ...(b.base ? { base: b.base as RunResult } : {}),
+    head: b.head,
+    ...(b.base ? { base: b.base } : {}),
     baseline: {
-      ...b.baseline,
-      ...(b.baseline.run ? { run: { ...b.baseline.run, url: runUrl(ctx, b.baseline.run.id) } } : {}),
-    } as BaselineInfo,
+      ...baseline,
+      ...(baselineRun ? { run: { ...baselineRun, url: runUrl(ctx, baselineRun.id) } } : {}),
+    },
     options: {
       key: inputs.key,
       gate: parseGate(b.options.gate.join(',') || 'none'),
