@@ -6,7 +6,7 @@ import * as core from '@actions/core';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import { createGitHub } from '../../github/client.ts';
 import type { ActionContext } from '../report/context.ts';
-import type { ReportDeps, ReportOutcome } from '../report/report.ts';
+import type { ReportDeps, ReportOutcome } from '../report/outcome.ts';
 
 /**
  * The I/O every action step shares with @actions/core: the job summary, failing the step, the

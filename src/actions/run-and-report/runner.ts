@@ -4,7 +4,8 @@ import { renderReport } from '../../render/markdown.ts';
 import type { RunResult } from '../../result/result.ts';
 import { applyOutcome, failStep, reportDeps, writeSummary } from '../common/step.ts';
 import { actionContext } from '../report/context.ts';
-import { type ReportOutputs, report, resolveMode } from '../report/report.ts';
+import type { ReportOutputs } from '../report/outcome.ts';
+import { report, resolveMode } from '../report/report.ts';
 import { run as runStep } from '../run/runner.ts';
 import { type MainInputs, readMainInputs } from './inputs.ts';
 

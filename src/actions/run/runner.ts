@@ -4,7 +4,7 @@ import type { Backend } from '../../backends/backend.ts';
 import { type CleanupPolicy, deleteRun, KubernetesBackend } from '../../backends/kubernetes/backend.ts';
 import { defaultNamespace, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
 import { LocalBackend } from '../../backends/local.ts';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../orchestrator.ts';
 import { renderReport } from '../../render/markdown.ts';
 import type { RunResult } from '../../result/result.ts';
