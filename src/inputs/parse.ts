@@ -41,6 +41,17 @@ export function issuesMessage(issues: readonly z.core.$ZodIssue[], names: InputN
 }
 
 /**
+ * The first of a failed parse's issues as `path: message` (`0.operator: Invalid option`), or
+ * `fallback: message` when the issue is about the value as a whole.
+ */
+export function firstIssue(error: z.ZodError, fallback = ''): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const where = issue.path.join('.') || fallback;
+  return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+/**
  * Validates raw inputs with `schema` after {@link blankToUndefined}.
  * @throws ConfigurationError with {@link issuesMessage} naming every invalid input.
  */

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.ts';
+import { firstIssue } from './parse.ts';
 
 /**
  * Value schemas and text formats for inputs, shared by the CLI and every action. Each error is one
@@ -65,10 +66,7 @@ export function parseYamlInput<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigurationError(
-      `${input}: ${issue.path.join('.') || 'value'}: ${issue.message} (expected e.g. ${example})`,
-    );
+    throw new ConfigurationError(`${input}: ${firstIssue(parsed.error, 'value')} (expected e.g. ${example})`);
   }
   return parsed.data;
 }

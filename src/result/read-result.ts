@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigurationError, errorMessage } from '../errors.ts';
+import { firstIssue } from '../inputs/parse.ts';
 import { RESULT_SCHEMA, type RunResult, runResultSchema } from './result.ts';
 
 /**
@@ -17,9 +18,7 @@ import { RESULT_SCHEMA, type RunResult, runResultSchema } from './result.ts';
 export function parseRunResult(value: unknown, what: string): RunResult {
   const parsed = runResultSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    throw new ConfigurationError(`${what} is not a ${RESULT_SCHEMA} result (${where}${issue.message})`);
+    throw new ConfigurationError(`${what} is not a ${RESULT_SCHEMA} result (${firstIssue(parsed.error)})`);
   }
   return parsed.data;
 }

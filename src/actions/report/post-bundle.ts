@@ -10,6 +10,7 @@ import {
   findRunArtifact,
 } from '../../github/artifacts.ts';
 import { findPullRequest } from '../../github/pulls.ts';
+import { firstIssue } from '../../inputs/parse.ts';
 import {
   baselineInfoSchema,
   baselineRunSchema,
@@ -144,8 +145,7 @@ async function readBundle(file: string, what: string): Promise<z.infer<typeof bu
   }
   const parsed = bundleSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${what} is not a report bundle (${issue.path.join('.')}: ${issue.message})`);
+    throw new Error(`${what} is not a report bundle (${firstIssue(parsed.error)})`);
   }
   return parsed.data;
 }
