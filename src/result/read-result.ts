@@ -4,7 +4,7 @@ import { firstIssue } from '../inputs/parse.ts';
 import { RESULT_SCHEMA, type RunResult, runResultSchema } from './result.ts';
 
 /**
- * Reading a result JSON (`k6-distributed/result@1`, see src/result.ts) that comes from outside
+ * Reading a result JSON (`k6-distributed/result@1`, see result.ts) that comes from outside
  * this process: the `result` and `baseline` inputs, a baseline artifact, a report bundle from a
  * fork's run. The shape is checked here so that rendering never meets a missing field; fields
  * this schema does not name are kept as they are.
