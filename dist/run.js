@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{b as r}from"./chunks/chunk-2EOIBELV.js";import"./chunks/chunk-5WJHLPCT.js";import"./chunks/chunk-L3OYRHJF.js";import"./chunks/chunk-OWKZ46OR.js";await r();
+import{b as r}from"./chunks/chunk-OCEENQNM.js";import"./chunks/chunk-D4JL4LFX.js";import"./chunks/chunk-N3C6AGFE.js";import"./chunks/chunk-AS36KPZZ.js";await r();

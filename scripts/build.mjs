@@ -11,7 +11,7 @@ export const entries = {
   run: 'src/actions/run/main.ts',
   'run-post': 'src/actions/run/post.ts',
   report: 'src/actions/report/main.ts',
-  main: 'src/actions/main/main.ts',
+  main: 'src/actions/run-and-report/main.ts',
 };
 
 export async function build({ write }) {

@@ -1,18 +1,13 @@
 import { parseArgsStringToArgv } from 'string-argv';
 import { z } from 'zod';
-import { ConfigurationError } from './errors.ts';
+import { DEFAULTS } from './inputs/defaults.ts';
+import { parseInputs } from './inputs/parse.ts';
+import { positiveSeconds } from './inputs/values.ts';
 
 /**
  * The run configuration, validated in one place for the CLI and the actions. Inputs arrive as
- * strings (flags, `INPUT_*`); '' means "not given" and is mapped to undefined before parsing so
- * that defaults apply (`core.getInput` returns '' for unset inputs).
+ * strings (flags, `INPUT_*`); blank means "not given" so that the defaults (inputs/defaults.ts) apply.
  */
-
-const positiveSeconds = (name: string, fallback: number) =>
-  z.coerce
-    .number({ error: `must be a number of seconds (${name})` })
-    .positive({ error: `must be more than 0 seconds (${name})` })
-    .default(fallback);
 
 /** k6 flags as one string (shell-quoted, `--tag "a=b c"`) or already split into words. */
 const k6ArgsSchema = z
@@ -29,41 +24,63 @@ export const runConfigSchema = z.object({
     .int({ error: 'must be a whole number' })
     .min(1, { error: 'must be at least 1' })
     .max(1000, { error: 'must be at most 1000' })
-    .default(1),
+    .default(DEFAULTS.runners),
   /** Extra k6 flags for every runner. */
   k6Args: k6ArgsSchema,
   /** Where the result JSON goes. */
-  resultPath: z.string().min(1).default('k6-distributed-result.json'),
+  resultPath: z.string().min(1).default(DEFAULTS.resultPath),
   /** Where the markdown report goes, if anywhere. */
   reportPath: z.string().min(1).optional(),
   /** k6 binary; resolved from K6_BINARY, PATH and the pinned build when absent. */
   k6Binary: z.string().min(1).optional(),
   /** How long runners may take to reach status 4, in s. */
-  startTimeoutS: positiveSeconds('start timeout', 300),
+  startTimeoutS: positiveSeconds.default(DEFAULTS.startTimeoutS),
   /** Time allowed beyond the test's totalDuration, in s. */
-  graceS: positiveSeconds('grace', 120),
+  graceS: positiveSeconds.default(DEFAULTS.graceS),
   /** Seconds between progress lines. */
-  progressIntervalS: positiveSeconds('progress interval', 10),
+  progressIntervalS: positiveSeconds.default(DEFAULTS.progressIntervalS),
 });
 
 /** The validated run configuration. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
 
-function blankToUndefined(raw: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '' && v !== undefined && v !== null));
-}
+/** A key of the run configuration. */
+export type RunConfigKey = keyof z.input<typeof runConfigSchema>;
+
+/** Each configuration key as the run and root actions name it (action.yml inputs). */
+export const RUN_CONFIG_INPUTS = {
+  script: 'script',
+  runners: 'runners',
+  k6Args: 'k6-args',
+  resultPath: 'result-path',
+  startTimeoutS: 'start-timeout',
+  graceS: 'grace',
+  progressIntervalS: 'progress-interval',
+} as const satisfies Partial<Record<RunConfigKey, string>>;
+
+/** Each configuration key as the CLI's `run` command names it (`<script>` is its argument). */
+export const RUN_CONFIG_FLAGS = {
+  script: '<script>',
+  runners: '--runners',
+  k6Args: '--k6-args',
+  resultPath: '--out',
+  reportPath: '--report',
+  k6Binary: '--k6',
+  startTimeoutS: '--start-timeout',
+  graceS: '--grace',
+  progressIntervalS: '--progress-interval',
+} as const satisfies Record<RunConfigKey, string>;
 
 /**
- * Validates raw inputs into a {@link RunConfig}.
- * @throws ConfigurationError with one line per invalid input (`runners: runners must be at least 1`).
+ * Validates raw inputs (strings, '' for "not given") into a {@link RunConfig}.
+ * @param names how the caller's user names each key (`{ graceS: '--grace' }` on the CLI); a key
+ *   without a name is shown as the key.
+ * @throws ConfigurationError with one `name: problem` per invalid input on one line
+ *   (`--grace: must be more than 0 seconds`).
  */
-export function parseRunConfig(raw: Record<string, unknown>): RunConfig {
-  const parsed = runConfigSchema.safeParse(blankToUndefined(raw));
-  if (!parsed.success) {
-    const message = parsed.error.issues
-      .map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`)
-      .join('; ');
-    throw new ConfigurationError(message);
-  }
-  return parsed.data;
+export function parseRunConfig(
+  raw: Partial<Record<RunConfigKey, unknown>>,
+  names: Partial<Record<RunConfigKey, string>> = {},
+): RunConfig {
+  return parseInputs(runConfigSchema, raw, names);
 }

@@ -4,12 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { parseArgsStringToArgv } from 'string-argv';
 import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts';
-import { parseRunConfig } from '../config.ts';
+import { parseRunConfig, RUN_CONFIG_FLAGS } from '../config.ts';
 import { startDemoTarget } from '../demo/target.ts';
 import { ConfigurationError, exitCodeFor } from '../errors.ts';
 import { consoleLogger } from '../log.ts';
-import { renderReport } from '../report/markdown.ts';
-import type { RunResult } from '../result.ts';
+import { renderReport } from '../render/markdown.ts';
+import type { RunResult } from '../result/result.ts';
 import { runTest } from '../run/index.ts';
 
 /**
@@ -43,17 +43,20 @@ interface RunFlags {
 }
 
 async function runCommand(script: string, extra: string[], flags: RunFlags): Promise<number> {
-  const config = parseRunConfig({
-    script,
-    runners: flags.runners,
-    k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
-    resultPath: flags.out,
-    reportPath: flags.report,
-    k6Binary: flags.k6,
-    startTimeoutS: flags.startTimeout,
-    graceS: flags.grace,
-    progressIntervalS: flags.progressInterval,
-  });
+  const config = parseRunConfig(
+    {
+      script,
+      runners: flags.runners,
+      k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
+      resultPath: flags.out,
+      reportPath: flags.report,
+      k6Binary: flags.k6,
+      startTimeoutS: flags.startTimeout,
+      graceS: flags.grace,
+      progressIntervalS: flags.progressInterval,
+    },
+    RUN_CONFIG_FLAGS,
+  );
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -49,7 +49,7 @@ export interface RunArtifact {
 export interface RunRef {
   owner: string;
   repo: string;
-  runId: number;
+  workflowRunId: number;
 }
 
 /**
@@ -64,7 +64,7 @@ export async function findRunArtifact(
   const { data } = await gh.rest.actions.listWorkflowRunArtifacts({
     owner: run.owner,
     repo: run.repo,
-    run_id: run.runId,
+    run_id: run.workflowRunId,
     name,
     per_page: 100,
   });
@@ -95,7 +95,7 @@ export async function downloadRunArtifact(
   await mkdir(dir, { recursive: true });
   await transfer.downloadArtifact(artifactId, {
     path: dir,
-    findBy: { token, workflowRunId: run.runId, repositoryOwner: run.owner, repositoryName: run.repo },
+    findBy: { token, workflowRunId: run.workflowRunId, repositoryOwner: run.owner, repositoryName: run.repo },
   });
 }
 

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { errorMessage } from '../errors.ts';
-import type { BaselineInfo } from '../report/comment.ts';
-import { parseRunResult } from '../report/read-result.ts';
-import type { RunEnvironment, RunResult } from '../result.ts';
+import type { BaselineInfo } from '../pr-comment/comment.ts';
+import { parseRunResult } from '../result/read-result.ts';
+import type { RunEnvironment, RunResult } from '../result/result.ts';
 import {
   type ArtifactTransfer,
   BASELINE_METADATA_FILE,
@@ -113,7 +113,7 @@ export async function findBaseline(
   let checked = 0;
   for (const run of candidates.slice(0, maxRuns)) {
     checked++;
-    const ref = { owner: q.owner, repo: q.repo, runId: run.id };
+    const ref = { owner: q.owner, repo: q.repo, workflowRunId: run.id };
     const artifact = await findRunArtifact(gh, ref, q.artifactName);
     if (!artifact) {
       log(`baseline: run ${run.id} (${run.sha.slice(0, 7)}) stored no ${q.artifactName}`);

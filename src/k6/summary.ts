@@ -1,5 +1,5 @@
 import type { QuantileGrid } from '../result/quantiles.ts';
-import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result.ts';
+import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result/result.ts';
 
 /**
  * One runner's end-of-test summary, read from the JSON k6 writes with `--summary-export`

@@ -11,7 +11,7 @@ import {
   type RunnerResult,
   type RunResult,
   type ThresholdRow,
-} from '../result.ts';
+} from './result.ts';
 
 /**
  * The test's wall-clock window, in s: from the first runner's start to the end of the last

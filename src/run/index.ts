@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
 import { buildResult, testWindowS } from '../result/build.ts';
 import { writeResultFile } from '../result/file.ts';
-import type { RunEnvironment, RunResult } from '../result.ts';
+import type { RunEnvironment, RunResult } from '../result/result.ts';
 import { barrier } from './barrier.ts';
 import { type Clock, realClock } from './clock.ts';
 import { collectAll } from './collect.ts';

@@ -2,7 +2,7 @@ import type { Runner, RunnerExit } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
 import { isStopExit, K6_EXIT, runnerCompleted } from '../k6/exit-codes.ts';
 import type { Logger } from '../log.ts';
-import type { MetricContains } from '../result.ts';
+import type { MetricContains } from '../result/result.ts';
 import type { Clock } from './clock.ts';
 import { runnerFailureLine } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';

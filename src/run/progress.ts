@@ -2,7 +2,7 @@ import type { Runner } from '../backends/backend.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { K6LiveMetric } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
-import type { MetricContains } from '../result.ts';
+import type { MetricContains } from '../result/result.ts';
 import type { Clock } from './clock.ts';
 
 /** One runner's last live counts. */

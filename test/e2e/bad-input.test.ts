@@ -18,11 +18,12 @@ describe('bad input', () => {
       ['run', '/nonexistent/load.js'],
       /error: script: \/nonexistent\/load\.js does not exist/,
     ],
-    ['fewer than 1 runner', ['run', valid, '--runners', '0'], /error: runners: must be at least 1/],
+    ['fewer than 1 runner', ['run', valid, '--runners', '0'], /error: --runners: must be at least 1/],
+    ['a grace of 0 seconds', ['run', valid, '--grace', '0'], /error: --grace: must be more than 0 seconds/],
     [
       'a runner count that is not a number',
       ['run', valid, '--runners', 'four'],
-      /error: runners: must be a whole number/,
+      /error: --runners: must be a whole number/,
     ],
     [
       'more runners than VUs',

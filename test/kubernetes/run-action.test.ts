@@ -4,7 +4,7 @@ import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result.ts';
+import type { RunResult } from '../../src/result/result.ts';
 import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 

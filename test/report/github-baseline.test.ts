@@ -11,9 +11,12 @@ import {
   artifact,
   artifacts,
   BASE_SHA,
+  BASELINE_RUNS,
+  BASELINE_RUNS_QUERY,
   compare,
   HEAD_SHA,
   MERGE_BASE,
+  nockBaseRuns,
   OWNER,
   REPO,
   REPO_PATH,
@@ -28,8 +31,8 @@ import { makeResult } from './support/results.ts';
 useNock();
 
 const NAME = 'k6-distributed-baseline-default';
-const RUNS = `${REPO_PATH}/actions/workflows/perf.yml/runs`;
-const runsQuery = { branch: 'master', status: 'success', exclude_pull_requests: 'true', per_page: '20' };
+const RUNS = BASELINE_RUNS;
+const runsQuery = BASELINE_RUNS_QUERY;
 const mergeBaseQuery = { ...runsQuery, per_page: '10', head_sha: MERGE_BASE };
 const artifactsQuery = { name: NAME, per_page: '100' };
 
@@ -59,16 +62,10 @@ const stored = (p95: number) => ({
 
 describe('finding the baseline of a pull request', () => {
   it('prefers the successful run at the merge-base, downloads its artifact and reads the result', async () => {
-    const scope = nock(API)
-      .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-      .query({ per_page: '1' })
-      .reply(200, compare(MERGE_BASE))
-      .get(RUNS)
-      .query(mergeBaseQuery)
-      .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
-      .get(RUNS)
-      .query(runsQuery)
-      .reply(200, workflowRuns([workflowRun(503, 'b'.repeat(40)), workflowRun(501, MERGE_BASE)]))
+    const scope = nockBaseRuns(nock(API), {
+      atMergeBase: [workflowRun(501, MERGE_BASE)],
+      newest: [workflowRun(503, 'b'.repeat(40)), workflowRun(501, MERGE_BASE)],
+    })
       .get(`${REPO_PATH}/actions/runs/501/artifacts`)
       .query(artifactsQuery)
       .reply(200, artifacts([artifact(7001, NAME, 501)]));
@@ -160,16 +157,10 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('reports "no baseline yet" when no successful run stored a result', async () => {
-    const scope = nock(API)
-      .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-      .query({ per_page: '1' })
-      .reply(200, compare(MERGE_BASE))
-      .get(RUNS)
-      .query(mergeBaseQuery)
-      .reply(200, workflowRuns([]))
-      .get(RUNS)
-      .query(runsQuery)
-      .reply(200, workflowRuns([workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)]))
+    const scope = nockBaseRuns(nock(API), {
+      atMergeBase: [],
+      newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
+    })
       .get(`${REPO_PATH}/actions/runs/502/artifacts`)
       .query(artifactsQuery)
       .reply(200, artifacts([]))
@@ -183,16 +174,10 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('reports an expired artifact of the newest run as "baseline expired" and looks no further', async () => {
-    const scope = nock(API)
-      .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-      .query({ per_page: '1' })
-      .reply(200, compare(MERGE_BASE))
-      .get(RUNS)
-      .query(mergeBaseQuery)
-      .reply(200, workflowRuns([]))
-      .get(RUNS)
-      .query(runsQuery)
-      .reply(200, workflowRuns([workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)]))
+    const scope = nockBaseRuns(nock(API), {
+      atMergeBase: [],
+      newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
+    })
       .get(`${REPO_PATH}/actions/runs/502/artifacts`)
       .query(artifactsQuery)
       .reply(200, artifacts([artifact(7002, NAME, 502, { expired: true })]));
@@ -207,16 +192,10 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('uses a newer run when the one at the merge-base has expired', async () => {
-    const scope = nock(API)
-      .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-      .query({ per_page: '1' })
-      .reply(200, compare(MERGE_BASE))
-      .get(RUNS)
-      .query(mergeBaseQuery)
-      .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
-      .get(RUNS)
-      .query(runsQuery)
-      .reply(200, workflowRuns([workflowRun(503, 'c'.repeat(40)), workflowRun(501, MERGE_BASE)]))
+    const scope = nockBaseRuns(nock(API), {
+      atMergeBase: [workflowRun(501, MERGE_BASE)],
+      newest: [workflowRun(503, 'c'.repeat(40)), workflowRun(501, MERGE_BASE)],
+    })
       .get(`${REPO_PATH}/actions/runs/501/artifacts`)
       .query(artifactsQuery)
       .reply(200, artifacts([artifact(7001, NAME, 501, { expired: true })]))

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { httpStatus } from '../../src/github/client.ts';
 import { findOwnComment, upsertComment } from '../../src/github/comments.ts';
-import { commentMarker } from '../../src/report/comment.ts';
+import { commentMarker } from '../../src/pr-comment/comment.ts';
 import {
   API,
   comment,

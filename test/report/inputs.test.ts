@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { INPUT_NAMES, parseReportInputs, readReportInputs } from '../../src/actions/report/inputs.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
 import { ConfigurationError } from '../../src/errors.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/report/compare.ts';
 
 describe('report action inputs', () => {
   it('applies the defaults to inputs that are not set ("" from core.getInput)', () => {
@@ -43,7 +43,7 @@ describe('report action inputs', () => {
     })();
     expect(error).toBeInstanceOf(ConfigurationError);
     expect((error as Error).message).toBe(
-      'mode: must be one of auto, store, comment, bundle, post-bundle; key: must be 1 to 64 letters, digits, ".", "_" or "-"; fail-on-regression: must be true or false; retention-days: must be 1 to 90 days',
+      'mode: "post" is not one of auto, store, comment, bundle, post-bundle; key: must be 1 to 64 letters, digits, ".", "_" or "-"; fail-on-regression: "yes" is not one of true, false; retention-days: must be 1 to 90 days',
     );
     expect(() => parseReportInputs({})).toThrow('github-token: is required');
     expect(() => parseReportInputs({ 'github-token': 'x', gate: 'p95 p97' })).toThrow(

@@ -6,21 +6,25 @@ import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import type { ActionContext } from '../../src/actions/report/context.ts';
 import { parseReportInputs } from '../../src/actions/report/inputs.ts';
-import { type ReportDeps, report, resolveMode } from '../../src/actions/report/report.ts';
+import type { ReportDeps } from '../../src/actions/report/outcome.ts';
+import { report, resolveMode } from '../../src/actions/report/report.ts';
 import type { ArtifactTransfer } from '../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../src/report/comment.ts';
-import type { RunResult } from '../../src/result.ts';
+import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../src/result/result.ts';
 import {
   API,
   artifact,
   artifacts,
   BASE_SHA,
+  BASELINE_RUNS,
+  BASELINE_RUNS_QUERY,
   comment,
   compare,
   FORBIDDEN,
   HEAD_SHA,
   MERGE_BASE,
+  nockBaseRuns,
   OWNER,
   PR_PAYLOAD,
   prContext,
@@ -37,9 +41,9 @@ import { makeResult } from './support/results.ts';
 useNock();
 
 const BASELINE = 'k6-distributed-baseline-default';
-const RUNS = `${REPO_PATH}/actions/workflows/perf.yml/runs`;
+const RUNS = BASELINE_RUNS;
 const COMMENTS = `${REPO_PATH}/issues/2/comments`;
-const runsQuery = { branch: 'master', status: 'success', exclude_pull_requests: 'true', per_page: '20' };
+const runsQuery = BASELINE_RUNS_QUERY;
 
 /**
  * The artifact upload service (Twirp with ACTIONS_RUNTIME_TOKEN, then a signed blob upload) cannot
@@ -96,16 +100,7 @@ async function inputs(head: RunResult, extra: Record<string, string> = {}) {
 
 /** The baseline lookup of the PR in the payload: run 501 at the merge-base stored `base`. */
 function nockBaseline(scope: nock.Scope, base: RunResult): nock.Scope {
-  scope
-    .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-    .query({ per_page: '1' })
-    .reply(200, compare(MERGE_BASE))
-    .get(RUNS)
-    .query({ ...runsQuery, per_page: '10', head_sha: MERGE_BASE })
-    .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
-    .get(RUNS)
-    .query(runsQuery)
-    .reply(200, workflowRuns([workflowRun(501, MERGE_BASE)]))
+  nockBaseRuns(scope, { atMergeBase: [workflowRun(501, MERGE_BASE)], newest: [workflowRun(501, MERGE_BASE)] })
     .get(`${REPO_PATH}/actions/runs/501/artifacts`)
     .query({ name: BASELINE, per_page: '100' })
     .reply(200, artifacts([artifact(7001, BASELINE, 501)]));
@@ -117,16 +112,7 @@ function nockBaseline(scope: nock.Scope, base: RunResult): nock.Scope {
 
 /** No run of the base branch stored a result. */
 function nockNoBaseline(scope: nock.Scope): nock.Scope {
-  return scope
-    .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
-    .query({ per_page: '1' })
-    .reply(200, compare(MERGE_BASE))
-    .get(RUNS)
-    .query({ ...runsQuery, per_page: '10', head_sha: MERGE_BASE })
-    .reply(200, workflowRuns([]))
-    .get(RUNS)
-    .query(runsQuery)
-    .reply(200, workflowRuns([]));
+  return nockBaseRuns(scope, { atMergeBase: [], newest: [] });
 }
 
 describe('mode comment', () => {
@@ -360,7 +346,7 @@ describe('mode store', () => {
       eventName: 'push',
       ref: 'refs/heads/master',
       sha: MERGE_BASE,
-      runId: 501,
+      workflowRunId: 501,
     };
     const { deps, uploads, summaries } = setup(ctx);
     const head = makeResult({
@@ -440,7 +426,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       eventName: 'workflow_run',
       workflow: 'post k6 report',
       job: 'comment',
-      runId: 9100,
+      workflowRunId: 9100,
     });
     let posted = '';
     const scope2 = nock(API)

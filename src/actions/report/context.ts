@@ -11,7 +11,8 @@ export interface ActionContext {
   payload: Record<string, unknown>;
   owner: string;
   repo: string;
-  runId: number;
+  /** The GitHub Actions workflow run id (GITHUB_RUN_ID), not a load test id. */
+  workflowRunId: number;
   runAttempt: number;
   /** e.g. https://github.com */
   serverUrl: string;
@@ -37,7 +38,7 @@ export function actionContext(env: NodeJS.ProcessEnv = process.env, c = githubCo
     payload: c.payload as Record<string, unknown>,
     owner,
     repo,
-    runId: c.runId,
+    workflowRunId: c.runId,
     runAttempt: c.runAttempt,
     serverUrl: c.serverUrl,
     apiUrl: c.apiUrl,

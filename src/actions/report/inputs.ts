@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { ConfigurationError } from '../../errors.ts';
-import { type MetricId, parseGate, parseTolerances, type Tolerances } from '../../report/compare.ts';
+import { parseGate, parseTolerances } from '../../compare/compare.ts';
+import { DEFAULTS } from '../../inputs/defaults.ts';
+import { parseInputs } from '../../inputs/parse.ts';
+import { booleanInput, oneOf } from '../../inputs/values.ts';
 
 /**
  * The inputs of the `report` action (actions/report/action.yml), read and validated in one place.
@@ -28,89 +30,64 @@ export const INPUT_NAMES = [
 export const MODES = ['auto', 'store', 'comment', 'bundle', 'post-bundle'] as const;
 export type Mode = (typeof MODES)[number];
 
-const booleanInput = z
-  .enum(['true', 'True', 'TRUE', 'false', 'False', 'FALSE'], { error: 'must be true or false' })
-  .transform((v) => v.toLowerCase() === 'true');
+/** Every input of action.yml by name, and what it becomes (the schema is the type). */
+const schema = z
+  .object({
+    mode: oneOf(MODES).default(DEFAULTS.mode),
+    result: z.string().default(DEFAULTS.resultPath),
+    'github-token': z.string({ error: 'is required (default: the workflow token, github.token)' }),
+    key: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, ".", "_" or "-"' })
+      .default(DEFAULTS.key),
+    title: z.string().max(200, { error: 'must be at most 200 characters' }).optional(),
+    baseline: z.string().optional(),
+    'baseline-workflow': z.string().optional(),
+    gate: z.string().optional(),
+    tolerances: z.string().optional(),
+    'fail-on-regression': booleanInput.default(DEFAULTS.failOnRegression),
+    'comment-author': z.string().default(DEFAULTS.commentAuthor),
+    'retention-days': z.coerce
+      .number({ error: 'must be a whole number of days' })
+      .int({ error: 'must be a whole number of days' })
+      .min(1, { error: 'must be 1 to 90 days' })
+      .max(90, { error: 'must be 1 to 90 days' })
+      .optional(),
+  } satisfies Record<(typeof INPUT_NAMES)[number], z.ZodType>)
+  .transform((v) => ({
+    mode: v.mode,
+    /** Path of this run's result JSON. */
+    resultPath: v.result,
+    token: v['github-token'],
+    /** The user key: one comment, one baseline and one bundle per key. */
+    key: v.key,
+    ...(v.title ? { title: v.title } : {}),
+    /** A result JSON to compare with instead of the stored baseline. */
+    ...(v.baseline ? { baselinePath: v.baseline } : {}),
+    /** The workflow whose base-branch runs hold the baseline (id or file name); default this one. */
+    ...(v['baseline-workflow'] ? { baselineWorkflow: v['baseline-workflow'] } : {}),
+    /** @throws ConfigurationError `gate: unknown metric …` (thrown through the parse). */
+    gate: parseGate(v.gate),
+    tolerances: parseTolerances(v.tolerances),
+    failOnRegression: v['fail-on-regression'],
+    /** Login of the account the token comments as. */
+    commentAuthor: v['comment-author'],
+    /** Retention of uploaded artifacts in days (default: the repository's setting). */
+    ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
+  }));
 
-const schema = z.object({
-  mode: z.enum(MODES, { error: `must be one of ${MODES.join(', ')}` }).default('auto'),
-  result: z.string().default('k6-distributed-result.json'),
-  'github-token': z.string({ error: 'is required (default: the workflow token, github.token)' }),
-  key: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'must be 1 to 64 letters, digits, ".", "_" or "-"' })
-    .default('default'),
-  title: z.string().max(200, { error: 'must be at most 200 characters' }).optional(),
-  baseline: z.string().optional(),
-  'baseline-workflow': z.string().optional(),
-  gate: z.string().optional(),
-  tolerances: z.string().optional(),
-  'fail-on-regression': booleanInput.default(true),
-  'comment-author': z.string().default('github-actions[bot]'),
-  'retention-days': z.coerce
-    .number({ error: 'must be a whole number of days' })
-    .int({ error: 'must be a whole number of days' })
-    .min(1, { error: 'must be 1 to 90 days' })
-    .max(90, { error: 'must be 1 to 90 days' })
-    .optional(),
-});
-
-/** The validated inputs. */
-export interface ReportInputs {
-  mode: Mode;
-  /** Path of this run's result JSON. */
-  resultPath: string;
-  token: string;
-  /** The user key: one comment, one baseline and one bundle per key. */
-  key: string;
-  title?: string;
-  /** A result JSON to compare with instead of the stored baseline. */
-  baselinePath?: string;
-  /** The workflow whose base-branch runs hold the baseline (id or file name); default this one. */
-  baselineWorkflow?: string;
-  gate: MetricId[];
-  tolerances: Tolerances;
-  failOnRegression: boolean;
-  /** Login of the account the token comments as. */
-  commentAuthor: string;
-  /** Retention of uploaded artifacts in days (default: the repository's setting). */
-  retentionDays?: number;
-}
+/** The validated inputs of the report action. */
+export type ReportActionInputs = z.output<typeof schema>;
 
 /**
  * Validates raw inputs (name -> string, '' when not set).
  * @throws ConfigurationError naming every invalid input, e.g. `gate: unknown metric "p97"; use …`.
  */
-export function parseReportInputs(raw: Record<string, string | undefined>): ReportInputs {
-  const given = Object.fromEntries(
-    Object.entries(raw)
-      .map(([k, v]) => [k, v?.trim()])
-      .filter(([, v]) => v !== '' && v !== undefined),
-  );
-  const parsed = schema.safeParse(given);
-  if (!parsed.success) {
-    throw new ConfigurationError(
-      parsed.error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; '),
-    );
-  }
-  const v = parsed.data;
-  return {
-    mode: v.mode,
-    resultPath: v.result,
-    token: v['github-token'],
-    key: v.key,
-    ...(v.title ? { title: v.title } : {}),
-    ...(v.baseline ? { baselinePath: v.baseline } : {}),
-    ...(v['baseline-workflow'] ? { baselineWorkflow: v['baseline-workflow'] } : {}),
-    gate: parseGate(v.gate),
-    tolerances: parseTolerances(v.tolerances),
-    failOnRegression: v['fail-on-regression'],
-    commentAuthor: v['comment-author'],
-    ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
-  };
+export function parseReportInputs(raw: Record<string, string | undefined>): ReportActionInputs {
+  return parseInputs(schema, raw);
 }
 
 /** Reads every input through `getInput` (core.getInput in the action) and validates them. */
-export function readReportInputs(getInput: (name: string) => string): ReportInputs {
+export function readReportInputs(getInput: (name: string) => string): ReportActionInputs {
   return parseReportInputs(Object.fromEntries(INPUT_NAMES.map((name) => [name, getInput(name)])));
 }

@@ -1,11 +1,18 @@
 import type { V1Toleration } from '@kubernetes/client-node';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { CleanupPolicy } from '../../backends/kubernetes/backend.ts';
 import type { Resources, RunnerEnv, Spread } from '../../backends/kubernetes/manifests.ts';
-import { parseRunConfig, type RunConfig } from '../../config.ts';
+import { parseRunConfig, RUN_CONFIG_INPUTS, type RunConfig } from '../../config.ts';
 import { ConfigurationError } from '../../errors.ts';
-import { PINNED_K6_VERSION } from '../../k6/binary.ts';
+import { DEFAULTS } from '../../inputs/defaults.ts';
+import { parseInputs } from '../../inputs/parse.ts';
+import {
+  booleanInput,
+  oneOf,
+  parseKeyValueLines,
+  parseYamlInput,
+  positiveSeconds,
+} from '../../inputs/values.ts';
 
 /**
  * The `run` action's inputs (actions/run/action.yml), read and validated in one place. Every
@@ -13,7 +20,7 @@ import { PINNED_K6_VERSION } from '../../k6/binary.ts';
  */
 
 /** The default runner image: the k6 release this project pins. */
-export const DEFAULT_RUNNER_IMAGE = `grafana/k6:${PINNED_K6_VERSION.replace(/^v/, '')}`;
+export const DEFAULT_RUNNER_IMAGE = DEFAULTS.runnerImage;
 
 /** Everything the run action needs besides the core run configuration. */
 export interface RunActionInputs {
@@ -37,20 +44,6 @@ export interface RunActionInputs {
 
 /** Reads one input; '' (unset) becomes undefined. */
 export type GetInput = (name: string) => string;
-
-/** Parses `KEY=value` lines (blank lines and `#` comments skipped). */
-export function parseKeyValueLines(input: string, text: string | undefined): Array<[string, string]> {
-  if (!text) return [];
-  return text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'))
-    .map((line) => {
-      const eq = line.indexOf('=');
-      if (eq <= 0) throw new ConfigurationError(`${input}: "${line}" is not KEY=value`);
-      return [line.slice(0, eq).trim(), line.slice(eq + 1).trim()];
-    });
-}
 
 const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -88,65 +81,39 @@ const resourcesSchema = z
   })
   .strict();
 
-function yamlInput<T>(
-  input: string,
-  text: string | undefined,
-  schema: z.ZodType<T>,
-  example: string,
-): T | undefined {
-  if (!text) return undefined;
-  let value: unknown;
-  try {
-    value = parseYaml(text);
-  } catch (error) {
-    throw new ConfigurationError(`${input}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigurationError(
-      `${input}: ${issue.path.join('.') || 'value'}: ${issue.message} (expected e.g. ${example})`,
-    );
-  }
-  return parsed.data;
-}
-
-function oneOf<T extends string>(
-  input: string,
-  value: string | undefined,
-  allowed: readonly T[],
-  fallback: T,
-): T {
-  if (!value) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new ConfigurationError(`${input}: "${value}" is not one of ${allowed.join(', ')}`);
-  }
-  return value as T;
-}
-
-function seconds(input: string, value: string | undefined, fallback: number): number {
-  if (!value) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0)
-    throw new ConfigurationError(`${input}: "${value}" is not a number of seconds above 0`);
-  return n;
-}
+/** The run action's single-value inputs besides the run configuration, by input name. */
+const scalarInputs = z.object({
+  backend: oneOf(['kubernetes', 'local']).default(DEFAULTS.backend),
+  'runner-image': z.string().default(DEFAULTS.runnerImage),
+  spread: oneOf(['one-per-node', 'even', 'none']).default(DEFAULTS.spread),
+  cleanup: oneOf(['always', 'on-success', 'never']).default(DEFAULTS.cleanup),
+  'schedule-timeout': positiveSeconds.default(DEFAULTS.scheduleTimeoutS),
+  'job-summary': booleanInput.default(DEFAULTS.jobSummary),
+  kubeconfig: z.string().optional(),
+  context: z.string().optional(),
+  namespace: z
+    .string()
+    .max(63, { error: (issue) => `"${String(issue.input)}" is not a valid namespace name` })
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+      error: (issue) => `"${String(issue.input)}" is not a valid namespace name`,
+    })
+    .optional(),
+});
 
 /**
  * Reads and validates every input of the run action.
- * @throws ConfigurationError for the first invalid input.
+ * @throws ConfigurationError naming the invalid input(s) on one line (`grace: must be more than 0 seconds`).
  */
 export function readRunInputs(getInput: GetInput): RunActionInputs {
   const get = (name: string) => getInput(name).trim() || undefined;
-  const config = parseRunConfig({
-    script: get('script'),
-    runners: get('runners'),
-    k6Args: get('k6-args'),
-    resultPath: get('result-path'),
-    startTimeoutS: get('start-timeout'),
-    graceS: get('grace'),
-    progressIntervalS: get('progress-interval'),
-  });
+  const config = parseRunConfig(
+    Object.fromEntries(Object.entries(RUN_CONFIG_INPUTS).map(([key, input]) => [key, get(input)])),
+    RUN_CONFIG_INPUTS,
+  );
+  const scalars = parseInputs(
+    scalarInputs,
+    Object.fromEntries(Object.keys(scalarInputs.shape).map((input) => [input, get(input)])),
+  );
   const env: RunnerEnv[] = parseKeyValueLines('env', get('env')).map(([name, value]) => {
     if (!ENV_NAME.test(name)) throw new ConfigurationError(`env: "${name}" is not a valid variable name`);
     return { name, value };
@@ -162,44 +129,36 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
   }
   const inputs: RunActionInputs = {
     config,
-    backend: oneOf('backend', get('backend'), ['kubernetes', 'local'] as const, 'kubernetes'),
-    image: get('runner-image') ?? DEFAULT_RUNNER_IMAGE,
+    backend: scalars.backend,
+    image: scalars['runner-image'],
     env,
     nodeSelector: labelMap('node-selector', get('node-selector')),
     tolerations:
-      yamlInput(
+      parseYamlInput(
         'tolerations',
         get('tolerations'),
         z.array(tolerationSchema),
         '[{key: pool, operator: Equal, value: loadtest, effect: NoSchedule}]',
       ) ?? [],
-    spread: oneOf('spread', get('spread'), ['one-per-node', 'even', 'none'] as const, 'one-per-node'),
+    spread: scalars.spread,
     labels: labelMap('labels', get('labels')),
     sysctls: parseKeyValueLines('sysctls', get('sysctls')).map(([name, value]) => {
       if (!SYSCTL_NAME.test(name)) throw new ConfigurationError(`sysctls: "${name}" is not a sysctl name`);
       return { name, value };
     }),
-    cleanup: oneOf('cleanup', get('cleanup'), ['always', 'on-success', 'never'] as const, 'always'),
-    scheduleTimeoutS: seconds('schedule-timeout', get('schedule-timeout'), 120),
-    jobSummary: oneOf('job-summary', get('job-summary'), ['true', 'false'] as const, 'true') === 'true',
+    cleanup: scalars.cleanup,
+    scheduleTimeoutS: scalars['schedule-timeout'],
+    jobSummary: scalars['job-summary'],
   };
-  const resources = yamlInput(
+  const resources = parseYamlInput(
     'resources',
     get('resources'),
     resourcesSchema,
     '{requests: {cpu: "2", memory: 2Gi}, limits: {memory: 4Gi}}',
   );
   if (resources) inputs.resources = resources;
-  const kubeconfig = get('kubeconfig');
-  if (kubeconfig) inputs.kubeconfig = kubeconfig;
-  const context = get('context');
-  if (context) inputs.context = context;
-  const namespace = get('namespace');
-  if (namespace) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63) {
-      throw new ConfigurationError(`namespace: "${namespace}" is not a valid namespace name`);
-    }
-    inputs.namespace = namespace;
-  }
+  if (scalars.kubeconfig) inputs.kubeconfig = scalars.kubeconfig;
+  if (scalars.context) inputs.context = scalars.context;
+  if (scalars.namespace) inputs.namespace = scalars.namespace;
   return inputs;
 }

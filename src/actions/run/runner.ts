@@ -4,11 +4,13 @@ import type { Backend } from '../../backends/backend.ts';
 import { type CleanupPolicy, deleteRun, KubernetesBackend } from '../../backends/kubernetes/backend.ts';
 import { defaultNamespace, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
 import { LocalBackend } from '../../backends/local/backend.ts';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { renderReport } from '../../report/markdown.ts';
-import type { RunResult } from '../../result.ts';
+import { renderReport } from '../../render/markdown.ts';
+import type { RunResult } from '../../result/result.ts';
 import { runTest } from '../../run/index.ts';
+import { runFailure } from '../common/failure.ts';
+import { failStep } from '../common/step.ts';
 import { type RunActionInputs, readRunInputs } from './inputs.ts';
 
 /**
@@ -135,16 +137,12 @@ export async function run(options: { jobSummary?: boolean } = {}): Promise<RunRe
     core.saveState(STATE.cleaned, 'true');
     setOutputs(result, inputs.config.resultPath);
     if (options.jobSummary ?? inputs.jobSummary) await core.summary.addRaw(renderReport(result)).write();
-    if (result.verdict === 'failed')
-      core.setFailed(`k6 distributed run failed: ${result.failures.join('; ')}`);
+    const failure = runFailure(result);
+    if (failure) core.setFailed(failure);
     return result;
   } catch (error) {
     core.saveState(STATE.cleaned, 'true');
-    if (error instanceof ConfigurationError) core.setFailed(errorMessage(error));
-    else {
-      core.debug(error instanceof Error ? (error.stack ?? error.message) : String(error));
-      core.setFailed(`k6 distributed run failed: ${errorMessage(error)}`);
-    }
+    failStep(error, 'k6 distributed run failed');
     return undefined;
   } finally {
     process.off('SIGINT', onSignal);

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { readMainInputs } from '../../../src/actions/main/inputs.ts';
 import { parseReportInputs } from '../../../src/actions/report/inputs.ts';
 import { readRunInputs } from '../../../src/actions/run/inputs.ts';
+import { readMainInputs } from '../../../src/actions/run-and-report/inputs.ts';
 
 /** The repository root. */
 export const ROOT = path.resolve(import.meta.dirname, '../../..');

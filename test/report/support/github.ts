@@ -54,7 +54,7 @@ export function prContext(payload: Record<string, unknown> = PR_PAYLOAD): Action
     payload,
     owner: OWNER,
     repo: REPO,
-    runId: 9000,
+    workflowRunId: 9000,
     runAttempt: 1,
     serverUrl: 'https://github.com',
     apiUrl: API,
@@ -231,4 +231,34 @@ export function serveArtifact(scope: nock.Scope, id: number, files: Record<strin
     .get(`/actions-results/run/${id}.zip`)
     .query(true)
     .reply(200, zipStored(files), { 'content-type': 'application/zip' });
+}
+
+/** The runs of the workflow perf.yml, where the baseline lookup looks for the base branch's runs. */
+export const BASELINE_RUNS = `${REPO_PATH}/actions/workflows/perf.yml/runs`;
+/** The query of the base branch's newest successful runs. */
+export const BASELINE_RUNS_QUERY = {
+  branch: 'master',
+  status: 'success',
+  exclude_pull_requests: 'true',
+  per_page: '20',
+};
+
+/**
+ * The first requests of the baseline lookup for the PR in the payload: the merge-base of base and
+ * head, the base branch's successful runs at the merge-base, then its newest successful runs.
+ */
+export function nockBaseRuns(
+  scope: nock.Scope,
+  runs: { atMergeBase: ReturnType<typeof workflowRun>[]; newest: ReturnType<typeof workflowRun>[] },
+): nock.Scope {
+  return scope
+    .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
+    .query({ per_page: '1' })
+    .reply(200, compare(MERGE_BASE))
+    .get(BASELINE_RUNS)
+    .query({ ...BASELINE_RUNS_QUERY, per_page: '10', head_sha: MERGE_BASE })
+    .reply(200, workflowRuns(runs.atMergeBase))
+    .get(BASELINE_RUNS)
+    .query(BASELINE_RUNS_QUERY)
+    .reply(200, workflowRuns(runs.newest));
 }

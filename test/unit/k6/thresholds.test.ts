@@ -6,7 +6,7 @@ import {
   parseThresholdExpression,
   parseThresholds,
 } from '../../../src/k6/thresholds.ts';
-import type { MetricResult } from '../../../src/result.ts';
+import type { MetricResult } from '../../../src/result/result.ts';
 
 describe('threshold expressions (k6 thresholds_parser.go rules)', () => {
   it.each([

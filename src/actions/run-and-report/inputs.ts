@@ -1,5 +1,12 @@
-import { ConfigurationError } from '../../errors.ts';
-import { parseReportInputs, INPUT_NAMES as REPORT_INPUT_NAMES, type ReportInputs } from '../report/inputs.ts';
+import { z } from 'zod';
+import { DEFAULTS } from '../../inputs/defaults.ts';
+import { parseInputs } from '../../inputs/parse.ts';
+import { booleanInput } from '../../inputs/values.ts';
+import {
+  parseReportInputs,
+  INPUT_NAMES as REPORT_INPUT_NAMES,
+  type ReportActionInputs,
+} from '../report/inputs.ts';
 import { type GetInput, readRunInputs } from '../run/inputs.ts';
 
 /**
@@ -16,8 +23,11 @@ export interface MainInputs {
   /** Whether the step writes a job summary at all. */
   jobSummary: boolean;
   /** The report's inputs; undefined with `report: false`. */
-  report?: ReportInputs;
+  report?: ReportActionInputs;
 }
+
+/** The root action's own inputs. */
+const rootInputs = z.object({ report: booleanInput.default(DEFAULTS.report) });
 
 /**
  * Reads and validates every input of the root action.
@@ -25,11 +35,9 @@ export interface MainInputs {
  */
 export function readMainInputs(getInput: GetInput): MainInputs {
   const run = readRunInputs(getInput);
-  const report = getInput('report').trim().toLowerCase() || 'true';
-  if (report !== 'true' && report !== 'false')
-    throw new ConfigurationError(`report: "${getInput('report').trim()}" is not one of true, false`);
+  const { report } = parseInputs(rootInputs, { report: getInput('report') });
   const inputs: MainInputs = { resultPath: run.config.resultPath, jobSummary: run.jobSummary };
-  if (report === 'true') {
+  if (report) {
     const raw = Object.fromEntries(
       REPORT_INPUT_NAMES.filter((name) => name !== 'result').map((name) => [name, getInput(name)]),
     );

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
 import {
   type BaselineInfo,
   COMMENT_LIMIT,
+  type CommentData,
   commentMarker,
   fitSections,
   judge,
   measureChars,
-  type ReportInput,
   renderReportBodies,
   renderSections,
-} from '../../src/report/comment.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/report/compare.ts';
-import type { RunResult } from '../../src/result.ts';
-import { makeResult } from './support/results.ts';
+} from '../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../src/result/result.ts';
+import { makeResult } from '../report/support/results.ts';
 
 const found: BaselineInfo = {
   source: 'artifact',
@@ -25,7 +25,7 @@ const found: BaselineInfo = {
   runsChecked: 1,
 };
 
-function input(head: RunResult, base: RunResult | undefined, baseline: BaselineInfo = found): ReportInput {
+function input(head: RunResult, base: RunResult | undefined, baseline: BaselineInfo = found): CommentData {
   return {
     head,
     ...(base ? { base } : {}),

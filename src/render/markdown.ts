@@ -1,5 +1,5 @@
 import { percentileKey } from '../k6/thresholds.ts';
-import type { GroupResult, MetricResult, RunResult } from '../result.ts';
+import type { GroupResult, MetricResult, RunResult } from '../result/result.ts';
 import {
   escapeMarkdown,
   formatBytes,

@@ -1,4 +1,4 @@
-import type { RunResult } from '../result.ts';
+import { z } from 'zod';
 import {
   type Comparison,
   compareResults,
@@ -9,8 +9,8 @@ import {
   type MetricDelta,
   type MetricId,
   type Tolerances,
-} from './compare.ts';
-import { escapeMarkdown, formatMs, formatPercent, formatRate, inlineCode } from './format.ts';
+} from '../compare/compare.ts';
+import { escapeMarkdown, formatMs, formatPercent, formatRate, inlineCode } from '../render/format.ts';
 import {
   renderChecks,
   renderFailures,
@@ -18,7 +18,8 @@ import {
   renderKeyMetrics,
   renderRunners,
   renderThresholds,
-} from './markdown.ts';
+} from '../render/markdown.ts';
+import type { RunResult } from '../result/result.ts';
 
 /**
  * The pull request report: verdict against the baseline, key metric deltas, thresholds, detail,
@@ -51,31 +52,43 @@ export type ReportVerdict =
   | 'baseline-expired'
   | 'environment-changed';
 
-/** Where the baseline came from and what was found. */
-export interface BaselineInfo {
+/** The workflow run whose result is the baseline (or whose artifact expired). */
+export const baselineRunSchema = z.object({
+  /** The GitHub workflow run id. */
+  id: z.number().int(),
+  /** Its page; rebuilt from the event, never taken from a bundle. */
+  url: z.string(),
+  sha: z.string(),
+  /** ISO 8601 time the run was created. */
+  createdAt: z.string().optional(),
+});
+
+/** Where the baseline came from and what was found (a report bundle carries it without `run.url`). */
+export const baselineInfoSchema = z.object({
   /** `artifact`: a stored run on the base branch; `file`: the `baseline` input. */
-  source: 'artifact' | 'file';
-  state: 'found' | 'none' | 'expired';
+  source: z.enum(['artifact', 'file']),
+  state: z.enum(['found', 'none', 'expired']),
   /** The base branch. */
-  branch?: string;
+  branch: z.string().optional(),
   /** The artifact name looked up. */
-  artifactName?: string;
+  artifactName: z.string().optional(),
   /** The workflow run whose result is the baseline (or whose artifact expired). */
-  run?: { id: number; url: string; sha: string; createdAt?: string };
+  run: baselineRunSchema.optional(),
   /** The merge-base of the pull request, when known. */
-  mergeBase?: string;
+  mergeBase: z.string().optional(),
   /** `true` when the run is at the merge-base. */
-  atMergeBase?: boolean;
+  atMergeBase: z.boolean().optional(),
   /** ISO time the artifact expired (state `expired`). */
-  expiredAt?: string;
+  expiredAt: z.string().optional(),
   /** The `baseline` input (source `file`). */
-  file?: string;
+  file: z.string().optional(),
   /** How many runs of the base branch were looked at. */
-  runsChecked?: number;
-}
+  runsChecked: z.number().optional(),
+});
+export type BaselineInfo = z.infer<typeof baselineInfoSchema>;
 
 /** Everything a report is made from; a report bundle carries exactly this. */
-export interface ReportInput {
+export interface CommentData {
   head: RunResult;
   /** The baseline result, present when `baseline.state` is `found`. */
   base?: RunResult;
@@ -101,7 +114,7 @@ export interface Judgement {
 }
 
 /** Compares head with the baseline and decides the verdict. */
-export function judge(input: ReportInput): Judgement {
+export function judge(input: CommentData): Judgement {
   const { head, base, baseline, options } = input;
   if (baseline.state === 'expired') return { verdict: 'baseline-expired', environmentDiffs: [] };
   if (baseline.state === 'none' || !base) return { verdict: 'no-baseline', environmentDiffs: [] };
@@ -216,7 +229,7 @@ const VERDICT_LINES: Record<ReportVerdict, string> = {
   'environment-changed': '🟠 Not judged: the environment changed',
 };
 
-function verdictLine(input: ReportInput, j: Judgement): string {
+function verdictLine(input: CommentData, j: Judgement): string {
   const branch = input.baseline.branch ? ` against ${inlineCode(input.baseline.branch)}` : '';
   const head = `**${VERDICT_LINES[j.verdict]}**`;
   switch (j.verdict) {
@@ -321,7 +334,7 @@ export function defaultTitle(key: string): string {
  * checks, runners) and the footer.
  * @param marker the hidden marker to put first ('' for none).
  */
-export function renderSections(input: ReportInput, j: Judgement, marker: string): Section[] {
+export function renderSections(input: CommentData, j: Judgement, marker: string): Section[] {
   const { head, options } = input;
   const judged = j.verdict === 'passed' || j.verdict === 'regressed';
   const title = options.title ?? defaultTitle(options.key);
@@ -380,7 +393,7 @@ export function renderSections(input: ReportInput, j: Judgement, marker: string)
   return sections;
 }
 
-function footer(input: ReportInput): string {
+function footer(input: CommentData): string {
   const { options, links } = input;
   const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
   const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
@@ -468,7 +481,7 @@ export interface RenderedReport {
 }
 
 /** Judges and renders the report for the comment and the job summary. */
-export function renderReportBodies(input: ReportInput, marker: string): RenderedReport {
+export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
   const judgement = judge(input);
   const sections = renderSections(input, judgement, marker);
   return {

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.ts';
 import { percentileKey } from '../k6/thresholds.ts';
-import type { MetricResult, RunEnvironment, RunResult } from '../result.ts';
+import type { MetricResult, RunEnvironment, RunResult } from '../result/result.ts';
 
 /**
  * Comparison of a run (head) with its baseline (base): per-metric deltas, the direction-aware

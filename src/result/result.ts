@@ -1,5 +1,3 @@
-import type { FailureKind } from './errors.ts';
-
 /**
  * The global result of a distributed run: the JSON document that the CLI and the `run` action
  * write, and that the `report` action reads. Its `metrics` follow the shape of the `data.metrics`
@@ -12,14 +10,25 @@ import type { FailureKind } from './errors.ts';
  * `*S` fields are seconds.
  */
 
+import { z } from 'zod';
+import type { FailureKind } from '../errors.ts';
+
 /** The format tag written in `schema`; bumped on any incompatible change. */
 export const RESULT_SCHEMA = 'k6-distributed/result@1';
 
+/*
+ * One definition: each type below is inferred from its schema, and `runResultSchema` checks a
+ * result JSON read from outside this process (src/result/read-result.ts). Objects are loose:
+ * fields a newer writer adds are kept as they are.
+ */
+
 /** k6 metric types (https://grafana.com/docs/k6/latest/using-k6/metrics/). */
-export type MetricType = 'counter' | 'gauge' | 'rate' | 'trend';
+export const metricTypeSchema = z.enum(['counter', 'gauge', 'rate', 'trend']);
+export type MetricType = z.infer<typeof metricTypeSchema>;
 
 /** What a metric's values measure, as in handleSummary: `time` (ms), `data` (bytes) or `default`. */
-export type MetricContains = 'time' | 'data' | 'default';
+export const metricContainsSchema = z.enum(['time', 'data', 'default']);
+export type MetricContains = z.infer<typeof metricContainsSchema>;
 
 /**
  * Values of one metric, keyed as k6 keys them:
@@ -32,30 +41,33 @@ export type MetricContains = 'time' | 'data' | 'default';
 export type MetricValues = Record<string, number>;
 
 /** One threshold expression's global outcome, as in handleSummary's `thresholds` (plus what we observed). */
-export interface ThresholdOutcome {
+export const thresholdOutcomeSchema = z.looseObject({
   /** `true` when the threshold passed on the aggregate. */
-  ok: boolean;
-  /** The aggregated value the expression was judged on (`undefined` when there were no samples). */
-  observed?: number;
-}
+  ok: z.boolean(),
+  /** The aggregated value the expression was judged on (absent when there were no samples). */
+  observed: z.number().optional(),
+});
+export type ThresholdOutcome = z.infer<typeof thresholdOutcomeSchema>;
 
 /** One metric or submetric (`name{tag:value}`) of the global result. */
-export interface MetricResult {
-  type: MetricType;
-  contains: MetricContains;
-  values: MetricValues;
+export const metricResultSchema = z.looseObject({
+  type: metricTypeSchema,
+  contains: metricContainsSchema,
+  values: z.record(z.string(), z.number()),
   /** Keyed by the threshold expression source, e.g. `"p(95)<500"`. */
-  thresholds?: Record<string, ThresholdOutcome>;
-}
+  thresholds: z.record(z.string(), thresholdOutcomeSchema).optional(),
+});
+export type MetricResult = z.infer<typeof metricResultSchema>;
 
 /** A check's totals across every runner (handleSummary `root_group.checks[]`). */
-export interface CheckResult {
-  name: string;
+export const checkResultSchema = z.looseObject({
+  name: z.string(),
   /** `::group::check`, as k6 writes it. */
-  path: string;
-  passes: number;
-  fails: number;
-}
+  path: z.string(),
+  passes: z.number(),
+  fails: z.number(),
+});
+export type CheckResult = z.infer<typeof checkResultSchema>;
 
 /** A group and its nested groups and checks (handleSummary `root_group`). */
 export interface GroupResult {
@@ -64,94 +76,117 @@ export interface GroupResult {
   groups: GroupResult[];
   checks: CheckResult[];
 }
+/** Recursive, so its type is written once above and the schema is checked against it. */
+export const groupResultSchema: z.ZodType<GroupResult> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    path: z.string(),
+    groups: z.array(groupResultSchema),
+    checks: z.array(checkResultSchema),
+  }),
+);
 
 /** One threshold row for reports: the script's own expression judged on the aggregate. */
-export interface ThresholdRow {
+export const thresholdRowSchema = z.looseObject({
   /** The metric key as the script wrote it, e.g. `http_req_duration{scenario:api}`. */
-  metric: string;
+  metric: z.string(),
   /** The expression, e.g. `p(95)<500`. */
-  expression: string;
-  ok: boolean;
+  expression: z.string(),
+  ok: z.boolean(),
   /** The aggregated value judged, in the metric's unit (ms for time trends); absent when no samples. */
-  observed?: number;
-  abortOnFail: boolean;
-}
+  observed: z.number().optional(),
+  abortOnFail: z.boolean(),
+});
+export type ThresholdRow = z.infer<typeof thresholdRowSchema>;
 
 /** How a runner ended, from its k6 exit code (k6 `errext/exitcodes/codes.go`). */
-export interface RunnerResult {
+export const runnerResultSchema = z.looseObject({
   /** 0-based runner index. */
-  index: number;
+  index: z.number(),
   /** The k6 execution segment it ran, e.g. `1/4:2/4`. */
-  segment: string;
+  segment: z.string(),
   /** The process or container exit code; `null` when it never exited by itself (killed). */
-  exitCode: number | null;
+  exitCode: z.number().nullable(),
   /** A short explanation of the exit code or of the failure. */
-  exit: string;
+  exit: z.string(),
   /** `true` when the runner completed its segment. */
-  ok: boolean;
+  ok: z.boolean(),
   /** When the runner reported running, relative to the first runner to do so, in ms. */
-  startOffsetMs?: number;
+  startOffsetMs: z.number().optional(),
   /** Its own test run duration from its summary, in s. */
-  durationS?: number;
+  durationS: z.number().optional(),
   /** `http_reqs` count of this runner. */
-  requests?: number;
+  requests: z.number().optional(),
   /** `http_reqs` per second over its own duration. */
-  rps?: number;
+  rps: z.number().optional(),
   /** Its own p(95) of `http_req_duration`, in ms (shown per runner only; never averaged). */
-  p95Ms?: number;
+  p95Ms: z.number().optional(),
   /** `iterations` count of this runner. */
-  iterations?: number;
+  iterations: z.number().optional(),
   /** The Kubernetes node the runner's Pod ran on (Kubernetes backend). */
-  node?: string;
+  node: z.string().optional(),
   /** The last lines of the runner's log when it failed. */
-  logTail?: string;
-}
+  logTail: z.string().optional(),
+});
+export type RunnerResult = z.infer<typeof runnerResultSchema>;
 
 /** What ran, to decide whether two results can be compared (baseline vs head). */
-export interface RunEnvironment {
-  backend: 'local' | 'kubernetes';
-  k6Version: string;
-  runners: number;
+export const runEnvironmentSchema = z.looseObject({
+  backend: z.enum(['local', 'kubernetes']),
+  k6Version: z.string(),
+  runners: z.number(),
   /** Container image of the runners (Kubernetes backend). */
-  runnerImage?: string;
+  runnerImage: z.string().optional(),
   /** Kubernetes resources of each runner, as given. */
-  resources?: Record<string, unknown>;
-  nodeSelector?: Record<string, string>;
+  resources: z.record(z.string(), z.unknown()).optional(),
+  nodeSelector: z.record(z.string(), z.string()).optional(),
   /** sha256 of the k6 archive's script content, hex. */
-  scriptHash: string;
-}
+  scriptHash: z.string(),
+});
+export type RunEnvironment = z.infer<typeof runEnvironmentSchema>;
 
 /** Overall verdict: thresholds on the aggregate, and whether every runner completed. */
-export type Verdict = 'passed' | 'failed';
+export const verdictSchema = z.enum(['passed', 'failed']);
+export type Verdict = z.infer<typeof verdictSchema>;
+
+/** Every {@link FailureKind} (src/errors.ts), to check `failureKinds` in a result read from a file. */
+const FAILURE_KINDS = [
+  'interrupted',
+  'configuration',
+  'start',
+  'runner',
+  'deadline',
+  'incomplete',
+  'aborted',
+  'thresholds',
+] as const satisfies readonly FailureKind[];
 
 /** The global result of one distributed run. */
-export interface RunResult {
-  schema: typeof RESULT_SCHEMA;
-  verdict: Verdict;
+export const runResultSchema = z.looseObject({
+  schema: z.literal(RESULT_SCHEMA),
+  verdict: verdictSchema,
   /** One line per reason the verdict is `failed` (thresholds crossed, runner failures, interruption). */
-  failures: string[];
-  /**
-   * The kind of each entry of {@link failures}, in the same order (`thresholds`, `runner`,
-   * `interrupted`, …); the CLI's exit code and the actions' outcome are decided from them
-   * (`exitCodeFor` in errors.ts). Absent in results written before it was added.
-   */
-  failureKinds?: FailureKind[];
+  failures: z.array(z.string()),
+  /** The kind of each reason the verdict is `failed`; absent in results written before kinds. */
+  failureKinds: z.array(z.enum(FAILURE_KINDS)).optional(),
   /** `true` when every threshold passed on the aggregate (independent of runner failures). */
-  thresholdsOk: boolean;
+  thresholdsOk: z.boolean(),
   /** The script as given (path). */
-  script: string;
-  environment: RunEnvironment;
+  script: z.string(),
+  environment: runEnvironmentSchema,
   /** ISO 8601 time the synchronised start was sent to every runner (no runner ran before it). */
-  startedAt: string;
+  startedAt: z.string(),
   /** ISO 8601 time the last runner ended. */
-  endedAt: string;
+  endedAt: z.string(),
   /** The wall-clock window the rates are computed over, in s. */
-  durationS: number;
+  durationS: z.number(),
   /** Spread of the moments the runners reported running, in ms. */
-  startSkewMs: number;
+  startSkewMs: z.number(),
   /** Global metrics and submetrics, keyed by k6 name (`http_req_duration{expected_response:true}`). */
-  metrics: Record<string, MetricResult>;
-  rootGroup: GroupResult;
-  thresholds: ThresholdRow[];
-  runners: RunnerResult[];
-}
+  metrics: z.record(z.string(), metricResultSchema),
+  rootGroup: groupResultSchema,
+  thresholds: z.array(thresholdRowSchema),
+  runners: z.array(runnerResultSchema),
+});
+/** The global result of one distributed run (fields this version does not name are kept when read). */
+export type RunResult = z.infer<typeof runResultSchema>;

@@ -1,14 +1,11 @@
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { DefaultArtifactClient } from '@actions/artifact';
 import * as core from '@actions/core';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
-import { createGitHub } from '../../github/client.ts';
-import { renderReport } from '../../report/markdown.ts';
-import type { RunResult } from '../../result.ts';
+import { ConfigurationError } from '../../errors.ts';
+import { renderReport } from '../../render/markdown.ts';
+import type { RunResult } from '../../result/result.ts';
+import { applyOutcome, failStep, reportDeps, writeSummary } from '../common/step.ts';
 import { actionContext } from '../report/context.ts';
-import { type ReportOutputs, report, resolveMode } from '../report/report.ts';
+import type { ReportOutputs } from '../report/outcome.ts';
+import { report, resolveMode } from '../report/report.ts';
 import { run as runStep } from '../run/runner.ts';
 import { type MainInputs, readMainInputs } from './inputs.ts';
 
@@ -36,14 +33,6 @@ function setReportOutputs(outputs?: ReportOutputs): void {
     core.setOutput(to, outputs?.[from] ?? (from === 'regressions' ? '[]' : ''));
 }
 
-function fail(error: unknown, prefix: string): void {
-  if (error instanceof ConfigurationError) core.setFailed(error.message);
-  else {
-    core.debug(error instanceof Error && error.stack ? error.stack : String(error));
-    core.setFailed(`${prefix}: ${errorMessage(error)}`);
-  }
-}
-
 /** Reads every input and refuses a report mode that cannot follow a run. */
 function readInputs(): MainInputs {
   const inputs = readMainInputs((name) => core.getInput(name));
@@ -61,7 +50,7 @@ export async function run(): Promise<void> {
   try {
     inputs = readInputs();
   } catch (error) {
-    fail(error, 'k6 distributed run failed');
+    failStep(error, 'k6 distributed run failed');
     setReportOutputs();
     return;
   }
@@ -95,41 +84,21 @@ export async function run(): Promise<void> {
 
   let summaryWritten = false;
   try {
-    const token = inputs.report.token;
-    core.setSecret(token);
-    const ctx = actionContext();
-    const outcome = await report(inputs.report, {
-      gh: createGitHub(token, { baseUrl: ctx.apiUrl }),
-      transfer: new DefaultArtifactClient(),
-      token,
-      ctx,
-      log: (line) => core.info(line),
-      writeSummary: async (markdown) => {
-        if (!inputs.jobSummary) return;
+    const jobSummary = inputs.jobSummary;
+    const outcome = await report(
+      inputs.report,
+      reportDeps(inputs.report.token, actionContext(), async (markdown) => {
+        if (!jobSummary) return;
         await writeSummary(markdown);
         summaryWritten = true;
-      },
-      tempDir: (prefix) => mkdtemp(path.join(process.env.RUNNER_TEMP || os.tmpdir(), prefix)),
-    });
+      }),
+    );
     setReportOutputs(outcome.outputs);
-    for (const warning of outcome.warnings) core.warning(warning);
-    for (const a of outcome.annotations) {
-      if (a.level === 'error') core.error(a.message, { title: a.title });
-      else core.warning(a.message, { title: a.title });
-    }
-    if (outcome.failure) core.setFailed(outcome.failure);
+    applyOutcome(outcome);
   } catch (error) {
     // The run's report still reaches the job summary when the comparison could not be made.
     if (!summaryWritten && inputs.jobSummary) await writeSummary(renderReport(result));
     setReportOutputs();
-    fail(error, 'report failed');
+    failStep(error, 'report failed');
   }
-}
-
-async function writeSummary(markdown: string): Promise<void> {
-  if (!process.env.GITHUB_STEP_SUMMARY) {
-    core.info('no GITHUB_STEP_SUMMARY: the job summary is not written');
-    return;
-  }
-  await core.summary.addRaw(markdown).write();
 }

@@ -7,8 +7,8 @@ import {
   judgeChange,
   parseGate,
   parseTolerances,
-} from '../../src/report/compare.ts';
-import { makeResult } from './support/results.ts';
+} from '../../src/compare/compare.ts';
+import { makeResult } from '../report/support/results.ts';
 
 const options = { tolerances: DEFAULT_TOLERANCES, gate: DEFAULT_GATE };
 const ms = (relativePct: number, absolute: number) => ({ relativePct, absolute });

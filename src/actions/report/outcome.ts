@@ -1,0 +1,177 @@
+import type { MetricDelta } from '../../compare/compare.ts';
+import { errorMessage } from '../../errors.ts';
+import type { ArtifactTransfer } from '../../github/artifacts.ts';
+import { type GitHub, httpStatus } from '../../github/client.ts';
+import { type StickyCommentTarget, upsertComment } from '../../github/comments.ts';
+import { type CommentData, describeDelta, type RenderedReport } from '../../pr-comment/comment.ts';
+import type { ActionContext } from './context.ts';
+import type { Mode, ReportActionInputs } from './inputs.ts';
+
+/** What every mode of the report action returns, and the parts the modes share. */
+
+/** A mode after `auto` is resolved. */
+export type ResolvedMode = Exclude<Mode, 'auto'>;
+
+/** What the logic needs from outside. */
+export interface ReportDeps {
+  gh: GitHub;
+  transfer: ArtifactTransfer;
+  token: string;
+  ctx: ActionContext;
+  /** A line for the step log. */
+  log: (line: string) => void;
+  /** Writes the job summary (markdown). */
+  writeSummary: (markdown: string) => Promise<void>;
+  /** A fresh empty folder. */
+  tempDir: (prefix: string) => Promise<string>;
+}
+
+/** Every output of action.yml, always set ('' when it does not apply). */
+export interface ReportOutputs {
+  mode: ResolvedMode;
+  verdict: string;
+  'run-verdict': string;
+  regressions: string;
+  'baseline-sha': string;
+  'baseline-run-id': string;
+  'comment-url': string;
+  'artifact-id': string;
+}
+
+/** An annotation on the run's summary page. */
+export interface Annotation {
+  level: 'error' | 'warning';
+  title: string;
+  message: string;
+}
+
+/** What the runner applies. */
+export interface ReportOutcome {
+  outputs: ReportOutputs;
+  annotations: Annotation[];
+  /** One-line warnings (a 403 on a fork, a missing bundle). */
+  warnings: string[];
+  /** Set when the step must fail (a gated regression with `fail-on-regression`). */
+  failure?: string;
+}
+
+/** At most this many regression annotations (GitHub shows 10 per kind and step). */
+export const MAX_ANNOTATIONS = 10;
+
+export function emptyOutputs(mode: ResolvedMode): ReportOutputs {
+  return {
+    mode,
+    verdict: '',
+    'run-verdict': '',
+    regressions: '[]',
+    'baseline-sha': '',
+    'baseline-run-id': '',
+    'comment-url': '',
+    'artifact-id': '',
+  };
+}
+
+export interface PullRequestRef {
+  number: number;
+  baseRef: string;
+  baseSha?: string;
+  headSha: string;
+  fromFork: boolean;
+}
+
+export function pullRequestOf(ctx: ActionContext): PullRequestRef | undefined {
+  const pr = ctx.payload.pull_request as
+    | {
+        number: number;
+        base: { ref: string; sha?: string; repo?: { full_name?: string } };
+        head: { sha: string; repo?: { full_name?: string } | null };
+      }
+    | undefined;
+  if (!pr) return undefined;
+  const baseRepo = pr.base.repo?.full_name ?? `${ctx.owner}/${ctx.repo}`;
+  return {
+    number: pr.number,
+    baseRef: pr.base.ref,
+    ...(pr.base.sha ? { baseSha: pr.base.sha } : {}),
+    headSha: pr.head.sha,
+    fromFork: pr.head.repo?.full_name?.toLowerCase() !== baseRepo.toLowerCase(),
+  };
+}
+
+/** Outputs, annotations and failure of a judged report. */
+export function judgedOutcome(
+  mode: ResolvedMode,
+  inputs: Pick<ReportActionInputs, 'failOnRegression'>,
+  input: CommentData,
+  rendered: RenderedReport,
+): ReportOutcome {
+  const { judgement } = rendered;
+  const regressions = judgement.comparison?.regressions ?? [];
+  const judged = judgement.verdict === 'passed' || judgement.verdict === 'regressed';
+  const failing = judgement.verdict === 'regressed' && inputs.failOnRegression;
+  const annotations: Annotation[] = regressions.slice(0, MAX_ANNOTATIONS).map((d) => ({
+    // Errors only when the step fails; the worst come first, at most MAX_ANNOTATIONS.
+    level: failing && d.gated ? 'error' : 'warning',
+    title: `k6 regression: ${d.label}`,
+    message: `${describeDelta(d)}, beyond the tolerance of ${d.tolerance.relativePct}% and ${d.tolerance.absolute}${d.unit === '/s' ? '/s' : d.unit === 'pp' ? ' pp' : 'ms'}${d.gated && judged ? '' : ' (not gated)'}`,
+  }));
+  const run = input.baseline.state === 'found' ? input.baseline.run : undefined;
+  const outcome: ReportOutcome = {
+    outputs: {
+      ...emptyOutputs(mode),
+      verdict: judgement.verdict,
+      'run-verdict': input.head.verdict,
+      regressions: JSON.stringify(regressions.map(regressionJson)),
+      'baseline-sha': run?.sha ?? '',
+      'baseline-run-id': run ? String(run.id) : '',
+    },
+    annotations,
+    warnings: [],
+  };
+  if (failing) {
+    const against = input.baseline.branch ? ` against ${input.baseline.branch}` : '';
+    outcome.failure = `performance regressed${against}: ${judgement.comparison!.gatedRegressions.map(describeDelta).join('; ')}`;
+  }
+  return outcome;
+}
+
+/**
+ * One regression in the `regressions` output. `base`, `head` and `delta` are in the result's
+ * units: ms for latency, requests per second for rps, a fraction (0-1) for rates.
+ */
+function regressionJson(d: MetricDelta) {
+  return {
+    metric: d.id === 'submetric' ? d.label : d.id,
+    source: d.source,
+    base: d.base,
+    head: d.head,
+    delta: d.delta,
+    deltaPercent: d.deltaPct,
+    unit: d.unit === 'pp' ? 'fraction' : d.unit,
+    gated: d.gated,
+  };
+}
+
+/**
+ * Creates or updates the sticky comment and sets the `comment-url` output. A 403 (a read-only
+ * token) becomes a warning that ends with `forbiddenHint`; any other error is thrown.
+ */
+export async function postComment(
+  gh: GitHub,
+  target: StickyCommentTarget,
+  body: string,
+  outcome: ReportOutcome,
+  log: (line: string) => void,
+  forbiddenHint: string,
+): Promise<void> {
+  try {
+    const comment = await upsertComment(gh, target, body);
+    log(`${comment.action} comment ${comment.url}`);
+    outcome.outputs['comment-url'] = comment.url;
+  } catch (error) {
+    if (httpStatus(error) !== 403) throw error;
+    outcome.warnings.push(
+      `could not comment on pull request #${target.issueNumber} (403 ${errorMessage(error)}): ${forbiddenHint}`,
+    );
+  }
+}

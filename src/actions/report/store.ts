@@ -1,0 +1,65 @@
+import {
+  BASELINE_METADATA_FILE,
+  baselineArtifactName,
+  RESULT_FILE,
+  uploadFiles,
+} from '../../github/artifacts.ts';
+import type { BaselineMetadata } from '../../github/baseline.ts';
+import { defaultTitle } from '../../pr-comment/comment.ts';
+import { inlineCode } from '../../render/format.ts';
+import { renderReport } from '../../render/markdown.ts';
+import { readRunResult } from '../../result/read-result.ts';
+import type { ReportActionInputs } from './inputs.ts';
+import { emptyOutputs, type ReportDeps, type ReportOutcome } from './outcome.ts';
+
+// The `store` mode: this run's result becomes the baseline of its branch.
+
+function branchOf(ref: string): string {
+  return ref.replace(/^refs\/(heads|tags)\//, '');
+}
+
+export async function store(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
+  const { ctx } = deps;
+  const head = await readRunResult(inputs.resultPath, 'result');
+  const name = baselineArtifactName(inputs.key);
+  const metadata: BaselineMetadata = {
+    schema: 'k6-distributed/baseline@1',
+    ...head.environment,
+    key: inputs.key,
+    sha: ctx.sha,
+    ref: ctx.ref,
+    repository: `${ctx.owner}/${ctx.repo}`,
+    workflow: ctx.workflow,
+    job: ctx.job,
+    runId: ctx.workflowRunId,
+    runAttempt: ctx.runAttempt,
+    createdAt: new Date().toISOString(),
+  };
+  const title = inputs.title ?? defaultTitle(inputs.key);
+  const stored = `_This result is stored as the baseline for ${inlineCode(branchOf(ctx.ref))} (artifact \`${name}\`): pull requests into it are compared with it._`;
+  await deps.writeSummary(`${renderReport(head, { title })}\n${stored}\n`);
+  const dir = await deps.tempDir('k6d-baseline-');
+  const uploaded = await uploadFiles(
+    deps.transfer,
+    name,
+    {
+      [RESULT_FILE]: `${JSON.stringify(head, null, 2)}\n`,
+      [BASELINE_METADATA_FILE]: `${JSON.stringify(metadata, null, 2)}\n`,
+    },
+    dir,
+    inputs.retentionDays,
+  );
+  deps.log(
+    `stored ${name} (artifact ${uploaded.id ?? '?'}, ${uploaded.size ?? '?'} bytes) for ${ctx.ref} at ${ctx.sha}`,
+  );
+  return {
+    outputs: {
+      ...emptyOutputs('store'),
+      verdict: 'stored',
+      'run-verdict': head.verdict,
+      'artifact-id': uploaded.id === undefined ? '' : String(uploaded.id),
+    },
+    annotations: [],
+    warnings: [],
+  };
+}

@@ -1,0 +1,40 @@
+import { PINNED_K6_VERSION } from '../k6/binary.ts';
+
+/**
+ * Every input default in one place, for the CLI, the run, report and root actions. The action.yml
+ * files state the same defaults for users (test/docs checks them against these).
+ */
+export const DEFAULTS = {
+  /** Number of runners N. */
+  runners: 1,
+  /** Where the result JSON goes (CLI `--out`, action `result-path`; the report's `result`). */
+  resultPath: 'k6-distributed-result.json',
+  /** How long runners may take to reach status 4, in s. */
+  startTimeoutS: 300,
+  /** Time allowed beyond the test's totalDuration, in s. */
+  graceS: 120,
+  /** Seconds between progress lines. */
+  progressIntervalS: 10,
+  /** Seconds Pods may stay unscheduled before the run fails. */
+  scheduleTimeoutS: 120,
+  /** The run action's backend. */
+  backend: 'kubernetes',
+  /** The default runner image: the k6 release this project pins. */
+  runnerImage: `grafana/k6:${PINNED_K6_VERSION.replace(/^v/, '')}`,
+  /** How runner Pods are spread over nodes. */
+  spread: 'one-per-node',
+  /** When the run's Kubernetes objects are deleted. */
+  cleanup: 'always',
+  /** Whether a step writes a job summary. */
+  jobSummary: true,
+  /** Whether the root action reports after the run. */
+  report: true,
+  /** What the report action does. */
+  mode: 'auto',
+  /** The user key: one comment, one baseline and one bundle per key. */
+  key: 'default',
+  /** Whether a gated regression fails the step. */
+  failOnRegression: true,
+  /** Login of the account the default token comments as. */
+  commentAuthor: 'github-actions[bot]',
+} as const;

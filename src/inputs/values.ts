@@ -1,0 +1,72 @@
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigurationError } from '../errors.ts';
+import { firstIssue } from './parse.ts';
+
+/**
+ * Value schemas and text formats for inputs, shared by the CLI and every action. Each error is one
+ * line that names the input.
+ */
+
+/**
+ * A boolean input, spelled as `core.getBooleanInput` accepts it (YAML 1.2 core schema):
+ * true, True, TRUE, false, False, FALSE. Source: @actions/core `getBooleanInput`.
+ */
+export const booleanInput = z
+  .enum(['true', 'True', 'TRUE', 'false', 'False', 'FALSE'], {
+    error: (issue) => `"${String(issue.input)}" is not one of true, false`,
+  })
+  .transform((v) => v.toLowerCase() === 'true');
+
+/** A duration in seconds above 0, given as a number (`120`, `0.5`). */
+export const positiveSeconds = z.coerce
+  .number({ error: 'must be a number of seconds' })
+  .positive({ error: 'must be more than 0 seconds' });
+
+/** One of `allowed`, with the message `"x" is not one of a, b, c`. */
+export function oneOf<const T extends readonly [string, ...string[]]>(allowed: T) {
+  return z.enum(allowed, {
+    error: (issue) => `"${String(issue.input)}" is not one of ${allowed.join(', ')}`,
+  });
+}
+
+/**
+ * Parses `KEY=value` lines (blank lines and `#` comments skipped; key and value trimmed).
+ * @throws ConfigurationError `input: "line" is not KEY=value`.
+ */
+export function parseKeyValueLines(input: string, text: string | undefined): Array<[string, string]> {
+  if (!text) return [];
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((line) => {
+      const eq = line.indexOf('=');
+      if (eq <= 0) throw new ConfigurationError(`${input}: "${line}" is not KEY=value`);
+      return [line.slice(0, eq).trim(), line.slice(eq + 1).trim()];
+    });
+}
+
+/**
+ * Parses a YAML input (a list or a map) and validates it with `schema`; undefined when blank.
+ * @throws ConfigurationError `input: not valid YAML: …` or `input: 0.operator: … (expected e.g. example)`.
+ */
+export function parseYamlInput<S extends z.ZodType>(
+  input: string,
+  text: string | undefined,
+  schema: S,
+  example: string,
+): z.output<S> | undefined {
+  if (!text) return undefined;
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (error) {
+    throw new ConfigurationError(`${input}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigurationError(`${input}: ${firstIssue(parsed.error, 'value')} (expected e.g. ${example})`);
+  }
+  return parsed.data;
+}
