@@ -42,6 +42,12 @@ export interface MetricResult {
   type: MetricType;
   contains: MetricContains;
   values: MetricValues;
+  /**
+   * Trends only: for each percentile a threshold judges (`p(95)`), the merge's uncertainty band
+   * `[low, high]` in the trend's unit: the merged values at p − 0.02 and p + 0.02 points, the
+   * rank error the merge is held to (quantiles.ts, `npm run bench:percentiles`).
+   */
+  percentileBands?: Record<string, [number, number]>;
   /** Keyed by the threshold expression source, e.g. `"p(95)<500"`. */
   thresholds?: Record<string, ThresholdOutcome>;
 }
@@ -73,6 +79,13 @@ export interface ThresholdRow {
   /** The aggregated value judged, in the metric's unit (ms for time trends); absent when no samples. */
   observed?: number;
   abortOnFail: boolean;
+  /**
+   * Set when the limit lies inside the merge's uncertainty band for that percentile
+   * (`MetricResult.percentileBands`): the verdict could go either way on the raw samples.
+   */
+  uncertain?: true;
+  /** The band `[low, high]` in the metric's unit (ms for time trends), set with `uncertain`. */
+  band?: [number, number];
 }
 
 /** How a runner ended, from its k6 exit code (k6 `errext/exitcodes/codes.go`). */
