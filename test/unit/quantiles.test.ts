@@ -88,7 +88,9 @@ describe('global percentiles from runner quantile grids', () => {
     const same = [grids[0]!, grids[0]!, grids[0]!];
     const own = mergePercentiles([grids[0]!], [50, 95, 99, 99.9]);
     const merged = mergePercentiles(same, [50, 95, 99, 99.9]);
-    merged.forEach((v, i) => expect(v).toBeCloseTo(own[i]!, 9));
+    merged.forEach((v, i) => {
+      expect(v).toBeCloseTo(own[i]!, 9);
+    });
   });
 });
 
