@@ -32,16 +32,30 @@ function num(raw: Raw, key: string): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
+/** `p(99.9)` → 0.999, other keys → undefined; memoised, every runner's summary has the same keys. */
+const fractions = new Map<string, number | undefined>();
+function percentileFraction(key: string): number | undefined {
+  if (fractions.has(key)) return fractions.get(key);
+  const m = /^p\((\d+(?:\.\d+)?)\)$/.exec(key);
+  const fraction = m ? Number(m[1]) / 100 : undefined;
+  if (fractions.size < 10_000) fractions.set(key, fraction);
+  return fraction;
+}
+
 function parseMetric(name: string, raw: Raw): RunnerMetric {
   if ('passes' in raw || 'fails' in raw)
     return { type: 'rate', passes: num(raw, 'passes'), fails: num(raw, 'fails') };
   if ('avg' in raw) {
     const points: Array<[number, number]> = [];
-    for (const [key, value] of Object.entries(raw)) {
-      const m = /^p\((\d+(?:\.\d+)?)\)$/.exec(key);
-      if (m && typeof value === 'number') points.push([Number(m[1]) / 100, value]);
+    let sorted = true;
+    for (const key in raw) {
+      const fraction = percentileFraction(key);
+      const value = raw[key];
+      if (fraction === undefined || typeof value !== 'number') continue;
+      if (points.length > 0 && points[points.length - 1]![0] > fraction) sorted = false;
+      points.push([fraction, value]);
     }
-    points.sort((a, b) => a[0] - b[0]);
+    if (!sorted) points.sort((a, b) => a[0] - b[0]);
     if (!('count' in raw))
       throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
     const grid = { count: num(raw, 'count'), min: num(raw, 'min'), max: num(raw, 'max'), points };

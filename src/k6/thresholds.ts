@@ -272,12 +272,16 @@ export function evaluateThresholds(
       metric.thresholds ??= {};
       metric.thresholds[t.source] = observed === undefined ? { ok } : { ok, observed };
     }
+    const band = metric?.percentileBands?.[t.valueKey];
+    const uncertain =
+      observed !== undefined && band !== undefined && band[0] <= t.value && t.value <= band[1];
     return {
       metric: t.metric,
       expression: t.source,
       ok,
       ...(observed === undefined ? {} : { observed }),
       abortOnFail: t.abortOnFail,
+      ...(uncertain ? { uncertain: true as const, band } : {}),
     };
   });
 }

@@ -47,7 +47,11 @@ export function renderThresholds(result: RunResult): string {
     const metric = result.metrics[t.metric];
     const key = thresholdValueKey(t.expression);
     const observed = t.observed === undefined ? 'no samples' : formatValue(metric, key, t.observed);
-    return `| ${inlineCode(t.metric)} | ${inlineCode(t.expression)} | ${observed} | ${t.ok ? '✅ pass' : '❌ fail'} |`;
+    const note =
+      t.uncertain && t.band
+        ? ` (limit inside the merge's band ${formatValue(metric, key, t.band[0])}–${formatValue(metric, key, t.band[1])}: could go either way)`
+        : '';
+    return `| ${inlineCode(t.metric)} | ${inlineCode(t.expression)} | ${observed} | ${t.ok ? '✅ pass' : '❌ fail'}${note} |`;
   });
   return ['| Metric | Threshold | Observed (global) | Result |', '|---|---|---:|---|', ...rows].join('\n');
 }

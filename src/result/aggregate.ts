@@ -53,6 +53,8 @@ export function aggregateSummaries(
     const same = parts.filter((p) => p.type === type);
     const contains = metricContains(name, type, options.contains);
     out[name] = { type, contains, values: mergeValues(name, same, percents, options.durationS) };
+    const bands = type === 'trend' ? percentileBands(same, options.percentiles ?? []) : undefined;
+    if (bands) out[name]!.percentileBands = bands;
   }
   return out;
 }
@@ -111,6 +113,23 @@ function mergeValues(
       return values;
     }
   }
+}
+
+/** Rank error the merge is held to, in percentage points (the band a threshold is uncertain in). */
+const BAND_POINTS = 0.02;
+
+/** For each threshold percentile, the merged values at p ∓ 0.02 points; undefined without samples. */
+function percentileBands(
+  parts: readonly RunnerMetric[],
+  percents: readonly number[],
+): Record<string, [number, number]> | undefined {
+  const grids = parts.flatMap((p) => (p.type === 'trend' && p.count > 0 ? [p.grid] : []));
+  if (grids.length === 0 || percents.length === 0) return undefined;
+  const edges = mergePercentiles(
+    grids,
+    percents.flatMap((p) => [Math.max(0, p - BAND_POINTS), Math.min(100, p + BAND_POINTS)]),
+  );
+  return Object.fromEntries(percents.map((p, i) => [percentileKey(p), [edges[2 * i]!, edges[2 * i + 1]!]]));
 }
 
 function sum(values: number[]): number {

@@ -54,6 +54,12 @@ export const metricResultSchema = z.looseObject({
   type: metricTypeSchema,
   contains: metricContainsSchema,
   values: z.record(z.string(), z.number()),
+  /**
+   * Trends only: for each percentile a threshold judges (`p(95)`), the merge's uncertainty band
+   * `[low, high]` in the trend's unit: the merged values at p − 0.02 and p + 0.02 points, the
+   * rank error the merge is held to (quantiles.ts, `npm run bench:percentiles`).
+   */
+  percentileBands: z.record(z.string(), z.tuple([z.number(), z.number()])).optional(),
   /** Keyed by the threshold expression source, e.g. `"p(95)<500"`. */
   thresholds: z.record(z.string(), thresholdOutcomeSchema).optional(),
 });
@@ -96,6 +102,13 @@ export const thresholdRowSchema = z.looseObject({
   /** The aggregated value judged, in the metric's unit (ms for time trends); absent when no samples. */
   observed: z.number().optional(),
   abortOnFail: z.boolean(),
+  /**
+   * Set when the limit lies inside the merge's uncertainty band for that percentile
+   * (`MetricResult.percentileBands`): the verdict could go either way on the raw samples.
+   */
+  uncertain: z.literal(true).optional(),
+  /** The band `[low, high]` in the metric's unit (ms for time trends), set with `uncertain`. */
+  band: z.tuple([z.number(), z.number()]).optional(),
 });
 export type ThresholdRow = z.infer<typeof thresholdRowSchema>;
 

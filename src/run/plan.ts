@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.ts';
 import { percentileKey } from '../k6/thresholds.ts';
-import { QUANTILE_GRID } from '../result/quantiles.ts';
+import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
 
 /**
  * The plan of a distributed run: what every runner executes. Backends turn it into processes or
@@ -53,7 +53,9 @@ export function executionSegmentSequence(n: number): string {
  * plus any percentile the thresholds or the report need that is not on the grid.
  */
 export function summaryTrendStats(extraPercentiles: readonly number[] = []): string {
-  const percents = [...new Set([...QUANTILE_GRID, ...extraPercentiles])].sort((a, b) => a - b);
+  const percents = [...new Set([...QUANTILE_GRID, ...extraPercentiles.flatMap(percentsAround)])].sort(
+    (a, b) => a - b,
+  );
   return ['count', 'min', 'max', 'avg', 'med', ...percents.map(percentileKey)].join(',');
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { evaluateThresholds, parseThresholds } from '../../../src/k6/thresholds.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
 
@@ -111,5 +112,26 @@ describe('aggregation of runner summaries', () => {
     const root = mergeGroups([a.rootGroup, b.rootGroup]);
     expect(root.groups).toHaveLength(1);
     expect(root.groups[0]!.checks).toEqual([{ name: 'ok', path: '::login::ok', passes: 396, fails: 4 }]);
+  });
+});
+
+describe('uncertainty of a threshold on a merged percentile', () => {
+  // Two runners, 1,000 samples each, 1..1000 ms and 501..1500 ms: the global p95 is near 1400 ms.
+  const a = Array.from({ length: 1000 }, (_, i) => i + 1);
+  const b = Array.from({ length: 1000 }, (_, i) => i + 501);
+  const summaries = [a, b].map((latencies) =>
+    parseRunnerSummary(exportJson({ requests: 1000, durationS: 10, latencies, failed: 0, vus: 1 })),
+  );
+
+  it('flags a limit inside the band between the merged values at p ∓ 0.02 points, and only then', () => {
+    const thresholds = parseThresholds({ http_req_duration: ['p(95)<1400.1', 'p(95)<1300'] });
+    const metrics = aggregateSummaries(summaries, { durationS: 10, percentiles: [95] });
+    const [near, far] = evaluateThresholds(thresholds, metrics);
+    const [low, high] = metrics.http_req_duration!.percentileBands!['p(95)']!;
+    expect(low).toBeLessThan(1400.1);
+    expect(high).toBeGreaterThan(1400.1);
+    expect(near).toMatchObject({ uncertain: true, band: [low, high] });
+    expect(far!.uncertain).toBeUndefined();
+    expect(far!.ok).toBe(false);
   });
 });

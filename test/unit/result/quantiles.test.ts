@@ -83,4 +83,62 @@ describe('global percentiles from runner quantile grids', () => {
     expect(p99).toBeGreaterThan(3);
     expect(p99).toBeLessThanOrEqual(7);
   });
+
+  it('ignores runners without samples', () => {
+    const empty: QuantileGrid = { count: 0, min: 0, max: 0, points: [] };
+    expect(mergePercentiles([empty, grids[0]!, empty], [95])).toEqual(mergePercentiles([grids[0]!], [95]));
+  });
+
+  it("gives each identical runner's own percentiles back", () => {
+    const same = [grids[0]!, grids[0]!, grids[0]!];
+    const own = mergePercentiles([grids[0]!], [50, 95, 99, 99.9]);
+    const merged = mergePercentiles(same, [50, 95, 99, 99.9]);
+    merged.forEach((v, i) => {
+      expect(v).toBeCloseTo(own[i]!, 9);
+    });
+  });
+});
+
+/** A runner whose samples are uniform on [a, b]: its exact CDF is linear, so merges have exact answers. */
+function uniform(count: number, a: number, b: number): QuantileGrid {
+  return { count, min: a, max: b, points: QUANTILE_GRID.map((p) => [p / 100, a + ((b - a) * p) / 100]) };
+}
+
+describe('merging known mixtures', () => {
+  it('inverts a mixture of overlapping uniform runners exactly', () => {
+    // 1000 samples on [0, 100] and 3000 on [50, 150]: F(x) = 0.25·x/100 + 0.75·(x−50)/100 for x in [50, 100].
+    // F(100) = 0.25 + 0.375 = 0.625, so p(60) lies in [50, 100]: 0.6 = x/100 − 0.375 → x = 97.5.
+    // Above 100, F(x) = 0.25 + 0.75·(x−50)/100: p(90) → x = 50 + 100·0.65/0.75.
+    const [p60, p90] = mergePercentiles([uniform(1000, 0, 100), uniform(3000, 50, 150)], [60, 90]);
+    expect(p60).toBeCloseTo(97.5, 9);
+    expect(p90).toBeCloseTo(50 + (100 * 0.65) / 0.75, 9);
+  });
+
+  it('puts a percentile of runners with disjoint ranges in the right runner, and the gap at the smaller end', () => {
+    // Half the samples on [0, 10], half on [100, 110].
+    const runners = [uniform(500, 0, 10), uniform(500, 100, 110)];
+    const [p25, p50, p75] = mergePercentiles(runners, [25, 50, 75]);
+    expect(p25).toBeCloseTo(5, 9);
+    expect(p50).toBeCloseTo(10, 6);
+    expect(p75).toBeCloseTo(105, 9);
+  });
+
+  it('keeps a bimodal latency within 0.02 percentage points of rank', () => {
+    // 10% of requests take a slow path (about 200 ms) on every runner, and one runner is slower overall.
+    const shapes = [0, 1, 2, 3].map((i) => {
+      const fast = latencies(18_000, i === 3 ? 30 : 10, 0.3, 10 + i);
+      const slow = latencies(2_000, 200, 0.2, 20 + i);
+      return Float64Array.from([...fast, ...slow]).sort();
+    });
+    const everything = Float64Array.from(shapes.flatMap((r) => [...r])).sort();
+    const merged = mergePercentiles(shapes.map(gridOf), [50, 90, 95, 99, 99.9]);
+    [50, 90, 95, 99, 99.9].forEach((p, i) => {
+      expect(merged[i]!).toBeGreaterThanOrEqual(exactPercentile(everything, p - 0.02));
+      expect(merged[i]!).toBeLessThanOrEqual(exactPercentile(everything, Math.min(100, p + 0.02)));
+    });
+  });
+
+  it('covers every reported percentile exactly on the grid', () => {
+    for (const p of [50, 90, 95, 99, 99.9, 99.99]) expect(QUANTILE_GRID).toContain(p);
+  });
 });

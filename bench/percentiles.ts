@@ -1,0 +1,142 @@
+/**
+ * Global percentiles on real traffic: real k6 runners (the product's local backend, `runTest`)
+ * against a Node target on 127.0.0.1, half of the runners slower (the target delays their requests),
+ * raw samples kept with `--out json=raw-{runner}.json`. For N = 2, 4, 8 and three script shapes,
+ * compares the merged p50..p99.99 of http_req_duration with the exact percentile of all samples,
+ * beside the mean of the runners' own percentiles, and checks the rank error (the merged value
+ * must lie between the raw percentiles at p − 0.02 and p + 0.02 points).
+ * Writes bench/results/percentiles.{json,md}.
+ *
+ *   npm run bench:percentiles
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalBackend } from '../src/backends/local/backend.ts';
+import { parseRunConfig } from '../src/config.ts';
+import { startNodeTarget, type Target } from '../src/demo/target.ts';
+import { type Logger, silentLogger } from '../src/log.ts';
+import { exactPercentile, REPORTED_PERCENTILES } from '../src/result/quantiles.ts';
+import { runTest } from '../src/run/index.ts';
+
+const RESULTS = path.join(import.meta.dirname, 'results');
+const quiet: Logger = { ...silentLogger, warning: (m) => console.error(`  warning: ${m}`) };
+const DURATION = process.env.BENCH_DURATION ?? '8s';
+
+/** Runners with an odd index are slower: the target holds their requests `ms` longer. */
+const SHAPES: Record<string, string> = {
+  'GET with two checks': `
+import http from 'k6/http';
+import { check } from 'k6';
+const extra = Number(__ENV.K6D_RUNNER_INDEX) % 2 === 1 ? 2 : 0;
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 16, duration: '${DURATION}' } } };
+export default function () {
+  const r = http.get(__ENV.TARGET + (extra ? '/slow?ms=' + extra : '/api/items'));
+  check(r, { 'status 200': (x) => x.status === 200, 'has body': (x) => x.body.length > 0 });
+}`,
+  'bimodal (10% slow path)': `
+import http from 'k6/http';
+const extra = Number(__ENV.K6D_RUNNER_INDEX) % 2 === 1 ? 1 : 0;
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 16, duration: '${DURATION}' } } };
+export default function () {
+  const slowPath = Math.random() < 0.1;
+  http.get(__ENV.TARGET + '/slow?ms=' + ((slowPath ? 15 : 0) + extra));
+}`,
+  'random paths, named URL tag, POST': `
+import http from 'k6/http';
+const extra = Number(__ENV.K6D_RUNNER_INDEX) % 2 === 1 ? 3 : 0;
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 16, duration: '${DURATION}' } } };
+export default function () {
+  const id = Math.floor(Math.random() * 1000);
+  const ms = Math.floor(Math.random() * 4) + extra;
+  http.post(__ENV.TARGET + '/slow?ms=' + ms + '&id=' + id, JSON.stringify({ id }), {
+    headers: { 'content-type': 'application/json' }, tags: { name: 'item' },
+  });
+}`,
+};
+
+async function samplesOf(file: string): Promise<number[]> {
+  const out: number[] = [];
+  for (const line of (await readFile(file, 'utf8')).split('\n')) {
+    if (line.includes('"metric":"http_req_duration"') && line.includes('"type":"Point"')) {
+      out.push((JSON.parse(line) as { data: { value: number } }).data.value);
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+async function measure(shape: string, runners: number, target: Target, dir: string) {
+  const file = path.join(dir, `script.js`);
+  await writeFile(file, SHAPES[shape]!);
+  const config = parseRunConfig({
+    script: file,
+    runners,
+    k6Args: ['-e', `TARGET=${target.url}`, '--out', `json=${dir}/raw-{runner}.json`],
+    resultPath: path.join(dir, 'result.json'),
+  });
+  const result = await runTest(config, {
+    createBackend: (k6, work) => new LocalBackend(k6, work),
+    log: quiet,
+  });
+  const perRunner = await Promise.all(
+    Array.from({ length: runners }, (_, r) => samplesOf(path.join(dir, `raw-${r}.json`))),
+  );
+  const all = perRunner.flat().sort((a, b) => a - b);
+  const values = result.metrics.http_req_duration!.values;
+  const rows = REPORTED_PERCENTILES.map((p) => {
+    const truth = exactPercentile(all, p);
+    const merged = values[`p(${p})`]!;
+    const averaged = perRunner.reduce((s, r) => s + exactPercentile(r, p), 0) / runners;
+    const rankLow = exactPercentile(all, p - 0.02);
+    const rankHigh = exactPercentile(all, Math.min(100, p + 0.02));
+    return {
+      percentile: p,
+      trueMs: truth,
+      mergedMs: merged,
+      mergedErrorPct: (100 * (merged - truth)) / truth,
+      averagedErrorPct: (100 * (averaged - truth)) / truth,
+      withinRank: merged >= rankLow && merged <= rankHigh,
+    };
+  });
+  return { shape, runners, samples: all.length, rows };
+}
+
+const dir = path.join(os.tmpdir(), `k6d-bench-pct-${process.pid}`);
+await mkdir(dir, { recursive: true });
+const target = await startNodeTarget();
+const runs: Array<Awaited<ReturnType<typeof measure>>> = [];
+const started = performance.now();
+try {
+  for (const shape of Object.keys(SHAPES)) {
+    for (const n of [2, 4, 8]) {
+      const r = await measure(shape, n, target, dir);
+      runs.push(r);
+      console.error(
+        `${shape}, N=${n}, ${r.samples} samples: ${r.rows.map((x) => `p${x.percentile} ${x.mergedErrorPct.toFixed(2)}%${x.withinRank ? '' : ' (rank!)'}`).join(', ')}`,
+      );
+    }
+  }
+} finally {
+  await target.stop();
+  await rm(dir, { recursive: true, force: true });
+}
+const md = [
+  '# Global percentiles vs raw samples (real k6 runners, Node target on 127.0.0.1)',
+  '',
+  `Odd-index runners are slower (the target delays their requests). Error of the merged value against the exact percentile of all samples; "mean" = mean of the runners' own percentiles; ✓ = merged value within the raw percentiles at p ± 0.02 points. Whole benchmark: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+  '',
+  `| shape | N | samples | ${REPORTED_PERCENTILES.map((p) => `p${p} merged / mean`).join(' | ')} |`,
+  `| --- | ---: | ---: | ${REPORTED_PERCENTILES.map(() => '---:').join(' | ')} |`,
+  ...runs.map(
+    (r) =>
+      `| ${r.shape} | ${r.runners} | ${r.samples} | ${r.rows.map((x) => `${x.mergedErrorPct.toFixed(2)}% ${x.withinRank ? '✓' : '✗'} / ${x.averagedErrorPct.toFixed(2)}%`).join(' | ')} |`,
+  ),
+  '',
+].join('\n');
+await mkdir(RESULTS, { recursive: true });
+await writeFile(
+  path.join(RESULTS, 'percentiles.json'),
+  `${JSON.stringify({ at: new Date().toISOString(), runs }, null, 2)}\n`,
+);
+await writeFile(path.join(RESULTS, 'percentiles.md'), md);
+console.log(md);
