@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Backend } from './backends/backend.ts';
 import type { RunConfig } from './config.ts';
 import { resolveK6Binary } from './k6/binary.ts';
-import { preflight } from './k6/preflight.ts';
+import { preflight, splittingWarnings } from './k6/preflight.ts';
 import { thresholdPercentiles } from './k6/thresholds.ts';
 import { type Logger, runDistributed } from './orchestrator.ts';
 import { planRun } from './plan.ts';
@@ -42,8 +42,10 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
     });
     deps.log.info(
       `preflight ok: k6 ${pre.k6Version}, ${pre.maxVUs} VUs at most, totalDuration ${pre.totalDurationS} s, ` +
-        `${pre.thresholds.length} thresholds; ${config.runners} runners`,
+        `${pre.thresholds.length} thresholds; ${plan.runners.length} runners`,
     );
+    for (const warning of [...plan.warnings, ...pre.warnings, ...splittingWarnings(pre, plan.runners.length)])
+      deps.log.warn(warning);
     const result = await runDistributed({
       script: config.script,
       preflight: pre,

@@ -24,9 +24,14 @@ describe('bad input', () => {
       /error: runners: must be a whole number/,
     ],
     [
-      'more runners than VUs',
-      ['run', valid, '--runners', '4'],
-      /error: runners: 4 runners for a test of at most 3 VUs/,
+      'the runner tag the product sets',
+      ['run', valid, '--', '--tag', 'k6d_runner=x'],
+      /error: tags: the tag k6d_runner is set by k6-distributed on every runner's samples/,
+    ],
+    [
+      'a file output every runner would overwrite',
+      ['run', valid, '--runners', '2', '--', '--out', 'json=raw.json'],
+      /error: k6 args: --out json=raw.json: every runner would write the same file; put \{runner\} in the path/,
     ],
     ['an unknown option of ours', ['run', valid, '--bogus'], /error: unknown option '--bogus'/],
     ['an unknown k6 flag', ['run', valid, '--', '--bogus'], /error: k6 archive .*: unknown flag: --bogus/],

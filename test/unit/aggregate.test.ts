@@ -95,6 +95,27 @@ describe('aggregation of runner summaries', () => {
     expect(metrics.my_gauge?.values).toEqual({ value: 70, min: 1, max: 70 });
   });
 
+  it('leaves out runners whose gauge has no sample (k6 exports it as 0/0/0 when it has a threshold)', () => {
+    // Measured with k6 v2.2.0: gauge.add(-5) on one of 4 runners; the others export 0/0/0.
+    const runners = [{ value: -5, min: -5, max: -5 }, ...Array(3).fill({ value: 0, min: 0, max: 0 })].map(
+      (g) =>
+        parseRunnerSummary(
+          JSON.stringify({ metrics: { temperature: { ...g, thresholds: { 'value<0': false } } } }),
+        ),
+    );
+    expect(aggregateSummaries(runners, { durationS: 1 }).temperature?.values).toEqual({
+      value: -5,
+      min: -5,
+      max: -5,
+    });
+    const allZero = runners.slice(1);
+    expect(aggregateSummaries(allZero, { durationS: 1 }).temperature?.values).toEqual({
+      value: 0,
+      min: 0,
+      max: 0,
+    });
+  });
+
   it('keeps trend count, min, max and a count-weighted avg exact', () => {
     const v = metrics.http_req_duration!.values;
     expect([v.count, v.min, v.max]).toEqual([6, 1, 20]);
