@@ -7,7 +7,7 @@ import { killAllLocalRunners, LocalBackend } from './backends/local.ts';
 import { parseRunConfig } from './config.ts';
 import { startDemoTarget } from './demo/target.ts';
 import { ConfigurationError, errorMessage } from './errors.ts';
-import { K6_EXIT } from './k6/exit-codes.ts';
+import { K6_EXIT, k6ExitCodeOfRunners } from './k6/exit-codes.ts';
 import { type Logger, RunStartError } from './orchestrator.ts';
 import { renderReport } from './report/markdown.ts';
 import type { RunResult } from './result.ts';
@@ -17,8 +17,10 @@ import { runTest } from './run.ts';
  * The command line over the core, with the local backend:
  *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
  *   k6-distributed demo
- * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); 1 a runner failed or the
- * run could not start; 2 bad input; 130 interrupted.
+ * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110,
+ * 100, 101 when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`, a
+ * setup/teardown timeout); 1 a runner failed otherwise or the run could not start; 2 bad input;
+ * 130 interrupted.
  */
 
 const stderrLog: Logger & { error(message: string): void } = {
@@ -31,6 +33,8 @@ const stderrLog: Logger & { error(message: string): void } = {
 export function exitCodeOf(result: RunResult, interrupted: boolean): number {
   if (interrupted) return 130;
   if (result.verdict === 'passed') return 0;
+  const k6Code = k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode));
+  if (k6Code !== undefined) return k6Code;
   const onlyThresholds =
     result.runners.every((r) => r.ok) && result.failures.length > 0 && !result.thresholdsOk;
   return onlyThresholds && result.failures.length === 1 ? K6_EXIT.thresholdsHaveFailed : 1;

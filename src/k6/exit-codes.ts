@@ -58,3 +58,22 @@ export function describeExit(code: number | null, signal?: string | null): strin
 export function runnerCompleted(code: number | null): boolean {
   return code === K6_EXIT.ok || code === K6_EXIT.thresholdsHaveFailed;
 }
+
+/**
+ * The exit code `k6 run` of the whole test would have given, where a runner's own code says it:
+ * `test.abort()` (108), a script exception (107), `exec.test.fail()` (110), a setup or teardown
+ * timeout (100, 101), in that order of precedence (an abort ends the test before the end-of-test
+ * checks; 110 wins over crossed thresholds in k6's `cmd/run.go`).
+ * @param codes the runners' exit codes (`null` for a runner that was killed).
+ * @returns the code, or undefined when no runner's code is one of these.
+ */
+export function k6ExitCodeOfRunners(codes: ReadonlyArray<number | null>): number | undefined {
+  const order = [
+    K6_EXIT.scriptAborted,
+    K6_EXIT.scriptException,
+    K6_EXIT.markedAsFailed,
+    K6_EXIT.setupTimeout,
+    K6_EXIT.teardownTimeout,
+  ];
+  return order.find((code) => codes.includes(code));
+}

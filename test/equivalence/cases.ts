@@ -123,12 +123,12 @@ export default function () { sleep(0.1); }
   },
   {
     name: 'constant-arrival-rate',
-    covers: 'constant-arrival-rate (10 iterations/s for 950 ms)',
+    covers: 'constant-arrival-rate (15 iterations per 2 s for 1 s: 8 iterations)',
     script: `
 import http from 'k6/http';
 export const options = {
-  scenarios: { a: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '950ms', preAllocatedVUs: 4 } },
-  thresholds: { iterations: ['count==10'] },
+  scenarios: { a: { executor: 'constant-arrival-rate', rate: 15, timeUnit: '2s', duration: '1s', preAllocatedVUs: 4 } },
+  thresholds: { iterations: ['count==8'] },
 };
 export default function () { http.get('__TARGET__/ok'); }
 `,
@@ -216,7 +216,7 @@ export default function () { http.get('__TARGET__/status/500'); sleep(0.1); }
     metrics: [],
     endsEarlyUnderS: 5,
     knownFailing: {
-      runners: ALL,
+      runners: SPLIT,
       row: 'exit codes 99 after abortOnFail (as listed: 1); abortOnFail crossed globally',
     },
   },
@@ -354,7 +354,6 @@ export const options = { vus: 4, iterations: 4 };
 export default function () { exec.test.abort('stop here'); }
 `,
     metrics: [],
-    knownFailing: { runners: ALL, row: 'exit codes 108 (test.abort())' },
   },
   {
     name: 'test-fail',
@@ -365,7 +364,6 @@ export const options = { vus: 4, iterations: 4 };
 export default function () { exec.test.fail('mark failed'); }
 `,
     metrics: ['iterations'],
-    knownFailing: { runners: ALL, row: 'exit codes 110 (exec.test.fail())' },
   },
   {
     name: 'no-thresholds-flag',

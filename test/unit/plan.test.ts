@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../../src/config.ts';
 import { PINNED_K6_VERSION } from '../../src/k6/binary.ts';
+import { k6ExitCodeOfRunners } from '../../src/k6/exit-codes.ts';
 import {
   declaredContains,
   type Preflight,
@@ -176,5 +177,15 @@ describe('pinned k6', () => {
   it('is the version tools/k6/go.mod builds', () => {
     const goMod = readFileSync(path.resolve(import.meta.dirname, '../../tools/k6/go.mod'), 'utf8');
     expect(goMod).toContain(`require go.k6.io/k6/v2 ${PINNED_K6_VERSION}`);
+  });
+});
+
+describe('exit codes as k6', () => {
+  it("passes a runner's test.abort(), script exception, test.fail() and setup/teardown timeout through", () => {
+    expect(k6ExitCodeOfRunners([0, 108, 103])).toBe(108);
+    expect(k6ExitCodeOfRunners([110, 99])).toBe(110);
+    expect(k6ExitCodeOfRunners([107, 110])).toBe(107);
+    expect(k6ExitCodeOfRunners([0, 100])).toBe(100);
+    expect(k6ExitCodeOfRunners([0, 99, null, 103])).toBeUndefined();
   });
 });
