@@ -80,7 +80,11 @@ async function runCommand(script: string, extra: string[], flags: RunFlags): Pro
   process.on('SIGTERM', onSignal);
   try {
     const result = await runTest(config, {
-      createBackend: (k6, workDir) => new LocalBackend(k6, workDir),
+      createBackend: (k6, workDir) =>
+        new LocalBackend(k6, workDir, {
+          // The script's console output, as k6 prints it, with the runner's index in front.
+          onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
+        }),
       log: stderrLog,
       signal: controller.signal,
     });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
@@ -225,7 +225,8 @@ export async function preflight(options: {
     );
   const inspect = () =>
     k6(k6Binary, ['inspect', '--execution-requirements', archivePath], `k6 inspect ${script}`);
-  await archive([]);
+  let defaults: string[] = [];
+  await archive(defaults);
   let inspected: string;
   try {
     inspected = await inspect();
@@ -239,11 +240,23 @@ export async function preflight(options: {
       vus?: unknown;
     };
     if (plain.vus !== null && plain.vus !== undefined) throw error;
-    await archive(['--vus', '1']);
+    defaults = ['--vus', '1'];
+    await archive(defaults);
     inspected = await inspect();
   }
   const options_ = JSON.parse(inspected) as Record<string, unknown>;
   const thresholds = noThresholds ? [] : parseThresholds(options_.thresholds);
+  if (Object.keys((options_.thresholds ?? {}) as object).length === 0) {
+    // A runner whose segment gets no VU in any scenario (several scenarios of fewer VUs than
+    // runners: k6 gives each scenario's first VU to the first segment) observes no metric, and
+    // k6 v2.2.0's end-of-test summary then crashes ("No initial value") and writes no export. A
+    // metric with a threshold is always in the summary, so the runners get one that cannot fail
+    // (`iterations: count>=0`, through a config file given first, so a user's --config wins). It
+    // is not one of the script's thresholds: `thresholds` above was read before.
+    const config = path.join(workDir, 'runner-config.json');
+    await writeFile(config, JSON.stringify({ thresholds: { iterations: ['count>=0'] } }));
+    await archive(['--config', config, ...defaults]);
+  }
   const maxVUs = Number(options_.maxVUs ?? 0);
   const totalDurationS = parseGoDuration(String(options_.totalDuration ?? '0s'));
   const tags = Object.fromEntries(
@@ -267,7 +280,12 @@ export async function preflight(options: {
     options: options_,
     noThresholds,
     ...(summaryMode === undefined ? {} : { summaryMode }),
-    warnings: [],
+    warnings:
+      summaryMode === 'disabled'
+        ? [
+            '--summary-mode disabled: the runners still write their summaries (the aggregate is made of them); the report is written as usual',
+          ]
+        : [],
     declaredContains: declaredContains(sources),
     reads: scriptReads(sources),
   };

@@ -309,6 +309,13 @@ export default function () {}
     metrics: ['iterations', 'vus_max'],
   },
   {
+    name: 'iterations-env',
+    covers: 'K6_ITERATIONS=5 without vus',
+    script: 'export default function () {}\n',
+    env: { K6_ITERATIONS: '5' },
+    metrics: ['iterations', 'vus_max'],
+  },
+  {
     name: 'idle-runners',
     covers: 'a scenario with fewer VUs than runners',
     script: `
@@ -321,6 +328,21 @@ export const options = {
 export default function () {}
 `,
     metrics: ['iterations', 'iterations{scenario:one}', 'vus_max'],
+  },
+  {
+    name: 'idle-runner',
+    covers: 'two scenarios of 1 VU each: k6 gives both VUs to the first segment, the other runners idle',
+    script: `
+export const options = {
+  scenarios: {
+    a: { executor: 'per-vu-iterations', vus: 1, iterations: 2, exec: 'a' },
+    b: { executor: 'per-vu-iterations', vus: 1, iterations: 3, exec: 'b' },
+  },
+};
+export function a() {}
+export function b() {}
+`,
+    metrics: ['iterations', 'iterations{scenario:a}', 'iterations{scenario:b}'],
   },
   {
     name: 'gauge-one-runner',
@@ -343,7 +365,6 @@ export default function () { console.log('EQ-CONSOLE-LINE'); }
 `,
     metrics: ['iterations'],
     console: ['EQ-CONSOLE-LINE'],
-    knownFailing: { runners: ALL, row: 'console.log in the script' },
   },
   {
     name: 'test-abort',
@@ -363,7 +384,24 @@ import exec from 'k6/execution';
 export const options = { vus: 4, iterations: 4 };
 export default function () { exec.test.fail('mark failed'); }
 `,
-    metrics: ['iterations'],
+    metrics: [],
+  },
+  {
+    name: 'test-fail-one-runner',
+    covers: "exec.test.fail() on one runner's VU: the test runs on to its end (exit 110)",
+    script: `
+import exec from 'k6/execution';
+import { sleep } from 'k6';
+export const options = {
+  scenarios: {
+    quick: { executor: 'per-vu-iterations', vus: 1, iterations: 1, exec: 'quick' },
+    slow: { executor: 'per-vu-iterations', vus: 1, iterations: 3, exec: 'slow' },
+  },
+};
+export function quick() { exec.test.fail('mark failed'); }
+export function slow() { sleep(0.3); }
+`,
+    metrics: ['iterations', 'iterations{scenario:slow}'],
   },
   {
     name: 'no-thresholds-flag',
