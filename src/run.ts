@@ -5,6 +5,7 @@ import type { Backend } from './backends/backend.ts';
 import type { RunConfig } from './config.ts';
 import { resolveK6Binary } from './k6/binary.ts';
 import { preflight, splittingWarnings } from './k6/preflight.ts';
+import { applyDeclaredContains } from './k6/summary.ts';
 import { thresholdPercentiles } from './k6/thresholds.ts';
 import { type Logger, runDistributed } from './orchestrator.ts';
 import { planRun } from './plan.ts';
@@ -58,6 +59,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.environment ? { environment: deps.environment } : {}),
     });
+    applyDeclaredContains(result.metrics, pre.declaredContains);
     await writeResultFile(config.resultPath, result);
     return result;
   } finally {

@@ -277,7 +277,6 @@ export const options = { vus: 4, iterations: 4 };
 export default function () { t.add(5); }
 `,
     metrics: ['think_time'],
-    knownFailing: { runners: ALL, row: "custom new Trend('x', true) in a run shorter than 10 s" },
   },
   {
     name: 'user-runner-tag',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateSummaries, mergeGroups } from '../../src/aggregate.ts';
-import { parseRunnerSummary } from '../../src/k6/summary.ts';
+import { applyDeclaredContains, parseRunnerSummary } from '../../src/k6/summary.ts';
 import { QUANTILE_GRID } from '../../src/quantiles.ts';
 
 /** A runner summary in the shape `k6 run --summary-export` writes (legacy machine-readable summary). */
@@ -114,6 +114,17 @@ describe('aggregation of runner summaries', () => {
       min: 0,
       max: 0,
     });
+  });
+
+  it("marks the script's time trends as time where the REST API never told (a short run)", () => {
+    const metrics = {
+      think_time: { contains: 'default' as const },
+      'think_time{name:a}': { contains: 'default' as const },
+      other: { contains: 'default' as const },
+      polled: { contains: 'data' as const },
+    };
+    applyDeclaredContains(metrics, { think_time: 'time', polled: 'time' });
+    expect(Object.values(metrics).map((m) => m.contains)).toEqual(['time', 'time', 'default', 'data']);
   });
 
   it('keeps trend count, min, max and a count-weighted avg exact', () => {
