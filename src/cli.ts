@@ -7,7 +7,7 @@ import { killAllLocalRunners, LocalBackend } from './backends/local.ts';
 import { parseRunConfig } from './config.ts';
 import { startDemoTarget } from './demo/target.ts';
 import { ConfigurationError, errorMessage } from './errors.ts';
-import { K6_EXIT, k6ExitCodeOfRunners } from './k6/exit-codes.ts';
+import { K6_EXIT, K6RefusedError, k6ExitCodeOfRunners } from './k6/exit-codes.ts';
 import { type Logger, RunStartError } from './orchestrator.ts';
 import { renderReport } from './report/markdown.ts';
 import type { RunResult } from './result.ts';
@@ -19,7 +19,8 @@ import { runTest } from './run.ts';
  *   k6-distributed demo
  * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110,
  * 100, 101 when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`, a
- * setup/teardown timeout); 1 a runner failed otherwise or the run could not start; 2 bad input;
+ * setup/teardown timeout); 104/107 when k6 refused the script or its options before the start
+ * (as a plain k6 run exits); 1 a runner failed otherwise or the run could not start; 2 bad input;
  * 130 interrupted.
  */
 
@@ -165,7 +166,7 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof ConfigurationError) {
       stderrLog.error(errorMessage(error));
-      return 2;
+      return error instanceof K6RefusedError ? error.k6ExitCode : 2;
     }
     if (error instanceof RunStartError) {
       stderrLog.error(errorMessage(error));

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
 import { RUNNER_TAG } from '../plan.ts';
 import type { MetricContains } from '../result.ts';
+import { K6_EXIT, K6RefusedError } from './exit-codes.ts';
 import { k6ErrorLine } from './log.ts';
 import { parseThresholds, type Threshold } from './thresholds.ts';
 
@@ -175,9 +176,11 @@ async function k6(binary: string, args: string[], what: string): Promise<string>
   } catch (error) {
     const e = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
     if (e.code === 'ENOENT') throw new ConfigurationError(`k6 binary: ${binary} was not found`);
-    throw new ConfigurationError(
-      `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`,
-    );
+    const message = `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`;
+    const code = Number(e.code);
+    if (code === K6_EXIT.invalidConfig || code === K6_EXIT.scriptException)
+      throw new K6RefusedError(message, code);
+    throw new ConfigurationError(message);
   }
 }
 

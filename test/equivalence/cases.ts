@@ -155,7 +155,6 @@ export const options = { scenarios: { e: { executor: 'externally-controlled', vu
 export default function () { sleep(0.4); }
 `,
     metrics: ['vus_max', 'iterations'],
-    knownFailing: { runners: ALL, row: 'exit codes as k6 (104: the product exits 2 on invalid options)' },
   },
   {
     name: 'setup-teardown',
