@@ -11,6 +11,19 @@ const SPLIT = [2, 4] as const;
 
 const metricsImport = `import { Counter, Gauge, Rate, Trend } from 'k6/metrics';`;
 
+/** A script of 4 VUs sharing 4 iterations of `body`, with `imports` above. */
+const fourIterations = (body: string, imports = '') => `
+${imports}
+export const options = { vus: 4, iterations: 4 };
+export default function () { ${body} }
+`;
+
+/** A threshold that 4 iterations cross. */
+const CROSSED_THRESHOLD = `
+export const options = { vus: 4, iterations: 4, thresholds: { iterations: ['count>100'] } };
+export default function () {}
+`;
+
 export const CASES: EquivalenceCase[] = [
   {
     name: 'shared-iterations',
@@ -227,8 +240,9 @@ import http from 'k6/http';
 import { sleep } from 'k6';
 export const options = {
   scenarios: {
-    bad: { executor: 'per-vu-iterations', vus: 1, iterations: 12, exec: 'bad' },
-    good: { executor: 'per-vu-iterations', vus: 3, iterations: 12, exec: 'good' },
+    // 3.6 s: k6 judges thresholds every 2 s, so a slice's abortOnFail fires for certain.
+    bad: { executor: 'per-vu-iterations', vus: 1, iterations: 24, exec: 'bad' },
+    good: { executor: 'per-vu-iterations', vus: 3, iterations: 24, exec: 'good' },
   },
   thresholds: { http_req_failed: [{ threshold: 'rate<0.3', abortOnFail: true }] },
 };
@@ -357,31 +371,20 @@ export default function () { if (exec.scenario.iterationInTest === 0) g.add(-5);
   {
     name: 'console-log',
     covers: 'console.log in the script is shown',
-    script: `
-export const options = { vus: 4, iterations: 4 };
-export default function () { console.log('EQ-CONSOLE-LINE'); }
-`,
+    script: fourIterations("console.log('EQ-CONSOLE-LINE');"),
     metrics: ['iterations'],
     console: ['EQ-CONSOLE-LINE'],
   },
   {
     name: 'test-abort',
     covers: 'test.abort() exits 108',
-    script: `
-import exec from 'k6/execution';
-export const options = { vus: 4, iterations: 4 };
-export default function () { exec.test.abort('stop here'); }
-`,
+    script: fourIterations("exec.test.abort('stop here');", "import exec from 'k6/execution';"),
     metrics: [],
   },
   {
     name: 'test-fail',
     covers: 'exec.test.fail() exits 110',
-    script: `
-import exec from 'k6/execution';
-export const options = { vus: 4, iterations: 4 };
-export default function () { exec.test.fail('mark failed'); }
-`,
+    script: fourIterations("exec.test.fail('mark failed');", "import exec from 'k6/execution';"),
     metrics: [],
   },
   {
@@ -404,30 +407,21 @@ export function slow() { sleep(0.3); }
   {
     name: 'no-thresholds-flag',
     covers: '--no-thresholds: a crossed threshold does not fail the run',
-    script: `
-export const options = { vus: 4, iterations: 4, thresholds: { iterations: ['count>100'] } };
-export default function () {}
-`,
+    script: CROSSED_THRESHOLD,
     k6Args: ['--no-thresholds'],
     metrics: ['iterations'],
   },
   {
     name: 'no-thresholds-env',
     covers: 'K6_NO_THRESHOLDS=true: a crossed threshold does not fail the run',
-    script: `
-export const options = { vus: 4, iterations: 4, thresholds: { iterations: ['count>100'] } };
-export default function () {}
-`,
+    script: CROSSED_THRESHOLD,
     env: { K6_NO_THRESHOLDS: 'true' },
     metrics: ['iterations'],
   },
   {
     name: 'summary-mode',
     covers: '--summary-mode full is accepted',
-    script: `
-export const options = { vus: 4, iterations: 4 };
-export default function () {}
-`,
+    script: fourIterations(''),
     k6Args: ['--summary-mode', 'full'],
     metrics: ['iterations'],
   },
@@ -449,11 +443,7 @@ export default async function () {
   {
     name: 'out-json-file',
     covers: '--out json=raw.json without {runner}: one valid file',
-    script: `
-import http from 'k6/http';
-export const options = { vus: 4, iterations: 4 };
-export default function () { http.get('__TARGET__/ok'); }
-`,
+    script: fourIterations("http.get('__TARGET__/ok');", "import http from 'k6/http';"),
     k6Args: ['--out', 'json=raw.json'],
     metrics: ['http_reqs'],
     points: { file: 'raw.json', metric: 'http_reqs' },

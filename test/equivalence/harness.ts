@@ -283,7 +283,7 @@ function firstError(stderr: string): string {
   return (
     stderr
       .split('\n')
-      .find((l) => l.includes('error:') || l.includes('failed'))
+      .find((l) => /error:|failed|stopping every runner|aborted/.test(l))
       ?.replace('[k6-distributed] ', '')
       .slice(0, 160) ?? ''
   );
