@@ -94,14 +94,16 @@ export default function () {
   },
   {
     name: 'constant-vus',
-    covers: 'constant-vus (3 iterations per VU in 1 s), vus gauge',
+    covers: 'constant-vus (3 iterations per VU in 1 s)',
     script: `
 import http from 'k6/http';
 import { sleep } from 'k6';
 export const options = { scenarios: { c: { executor: 'constant-vus', vus: 4, duration: '1s' } } };
 export default function () { http.get('__TARGET__/ok'); sleep(0.4); }
 `,
-    metrics: ['iterations', 'http_reqs', 'vus_max', 'vus'],
+    // Not vus: k6 samples it once a second, and under load a runner's sample can fall before its
+    // VUs start (min 0): the vus-gauge case covers it.
+    metrics: ['iterations', 'http_reqs', 'vus_max'],
   },
   {
     name: 'ramping-vus',
