@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { errorMessage, exitCodeFor, RunError } from '../errors.ts';
+import { K6RefusedError } from '../k6/exit-codes.ts';
 import { buildProgram, stderrLog } from './program.ts';
 
 /**
@@ -17,7 +18,8 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof RunError) {
       stderrLog.error(errorMessage(error));
-      return exitCodeFor([error.kind]);
+      // k6 refused the script or its options (104, 107): exit as a plain `k6 run` would.
+      return error instanceof K6RefusedError ? error.k6ExitCode : exitCodeFor([error.kind]);
     }
     process.stderr.write(`[k6-distributed] error: ${error instanceof Error ? error.stack : String(error)}\n`);
     return 1;

@@ -7,6 +7,7 @@ import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts'
 import { parseRunConfig, RUN_CONFIG_FLAGS } from '../config.ts';
 import { startDemoTarget } from '../demo/target.ts';
 import { ConfigurationError, exitCodeFor } from '../errors.ts';
+import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
 import { renderReport } from '../render/markdown.ts';
 import type { RunResult } from '../result/result.ts';
@@ -16,19 +17,27 @@ import { runTest } from '../run/index.ts';
  * The command line over the core, with the local backend:
  *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
  *   k6-distributed demo
- * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); 1 a runner failed or the
- * run could not start; 2 bad input; 130 interrupted.
+ * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110,
+ * 100, 101 when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`, a
+ * setup/teardown timeout); 104/107 when k6 refused the script or its options before the start
+ * (as a plain k6 run exits); 1 a runner failed otherwise or the run could not start; 2 bad input;
+ * 130 interrupted.
  */
 
 /** Where the CLI's progress, warnings and errors go: stderr (stdout carries the report). */
 export const stderrLog = consoleLogger();
 
 /**
- * The CLI's exit code for a finished run, from its failure kinds ({@link exitCodeFor}); an
+ * The CLI's exit code for a finished run: k6's own code (107, 108, 110, 100, 101) when a runner
+ * exited so ({@link k6ExitCodeOfRunners}), else from its failure kinds ({@link exitCodeFor}); an
  * interruption that came after the last runner ended still exits 130.
  */
 export function exitCodeOf(result: RunResult, interrupted: boolean): number {
-  return exitCodeFor(interrupted ? ['interrupted'] : (result.failureKinds ?? []));
+  if (interrupted) return exitCodeFor(['interrupted']);
+  const kinds = result.failureKinds ?? [];
+  if (kinds.length === 0) return exitCodeFor(kinds);
+  // k6's own code when a runner's exit says what plain `k6 run` would have exited with.
+  return k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? exitCodeFor(kinds);
 }
 
 interface RunFlags {
@@ -74,7 +83,11 @@ async function runCommand(script: string, extra: string[], flags: RunFlags): Pro
   process.on('SIGTERM', onSignal);
   try {
     const result = await runTest(config, {
-      createBackend: (k6, workDir) => new LocalBackend(k6, workDir),
+      createBackend: (k6, workDir) =>
+        new LocalBackend(k6, workDir, {
+          // The script's console output, as k6 prints it, with the runner's index in front.
+          onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
+        }),
       log: stderrLog,
       signal: controller.signal,
     });

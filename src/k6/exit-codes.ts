@@ -3,6 +3,8 @@
  * distributed run, in one table.
  */
 
+import { ConfigurationError } from '../errors.ts';
+
 /** The k6 exit codes this product tells apart. */
 export const K6_EXIT = {
   ok: 0,
@@ -87,4 +89,38 @@ export function isConfigurationExit(code: number | null): boolean {
 /** Whether a runner ended because it was stopped (103 REST stop, 105 signal) or killed (no code). */
 export function isStopExit(code: number | null): boolean {
   return code === null || exitMeaning(code)?.stopped === true;
+}
+
+/**
+ * The exit code `k6 run` of the whole test would have given, where a runner's own code says it:
+ * `test.abort()` (108), a script exception (107), `exec.test.fail()` (110), a setup or teardown
+ * timeout (100, 101), in that order of precedence (an abort ends the test before the end-of-test
+ * checks; 110 wins over crossed thresholds in k6's `cmd/run.go`).
+ * @param codes the runners' exit codes (`null` for a runner that was killed).
+ * @returns the code, or undefined when no runner's code is one of these.
+ */
+export function k6ExitCodeOfRunners(codes: ReadonlyArray<number | null>): number | undefined {
+  const order = [
+    K6_EXIT.scriptAborted,
+    K6_EXIT.scriptException,
+    K6_EXIT.markedAsFailed,
+    K6_EXIT.setupTimeout,
+    K6_EXIT.teardownTimeout,
+  ];
+  return order.find((code) => codes.includes(code));
+}
+
+/**
+ * A mistake k6 itself refused before any runner started (`k6 archive`/`k6 inspect` exited 104,
+ * invalid options, or 107, a script exception such as a syntax error): the CLI exits with k6's
+ * code, as a plain `k6 run` of the script would, instead of its own 2.
+ */
+export class K6RefusedError extends ConfigurationError {
+  override name = 'K6RefusedError';
+  /** k6's exit code: {@link K6_EXIT.invalidConfig} or {@link K6_EXIT.scriptException}. */
+  readonly k6ExitCode: number;
+  constructor(message: string, k6ExitCode: number) {
+    super(message);
+    this.k6ExitCode = k6ExitCode;
+  }
 }

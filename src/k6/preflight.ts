@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
+import type { MetricContains } from '../result/result.ts';
+import { RUNNER_TAG } from '../run/plan.ts';
+import { K6_EXIT, K6RefusedError } from './exit-codes.ts';
 import { k6ErrorLine } from './log.ts';
 import { parseThresholds, type Threshold } from './thresholds.ts';
 
@@ -36,6 +39,19 @@ export interface Preflight {
   runArgs: string[];
   /** The consolidated options as `k6 inspect` printed them. */
   options: Record<string, unknown>;
+  /**
+   * `--no-thresholds` or `K6_NO_THRESHOLDS` was given: no threshold is judged, neither on the
+   * runners nor on the aggregate ({@link thresholds} is empty), as `k6 run` does.
+   */
+  noThresholds: boolean;
+  /** `--summary-mode` (or `K6_SUMMARY_MODE`) as given, if any: `compact`, `full` or `disabled`. */
+  summaryMode?: string;
+  /** One line each: what the preflight changed or cannot honour, said before the run. */
+  warnings: string[];
+  /** `contains` of custom metrics as the script declares them ({@link declaredContains}). */
+  declaredContains: Record<string, MetricContains>;
+  /** Whether the script's sources mention values that splitting changes ({@link splittingWarnings}). */
+  reads: { vu: boolean; vuIterations: boolean };
 }
 
 /** Flags this product sets on every runner; a user giving one would break the distribution. */
@@ -52,7 +68,6 @@ const RESERVED_FLAGS: Record<string, string> = {
   '-l': 'runners must exit when their segment is done',
   '--archive-out': 'the archive is written by the preflight',
   '-O': 'the archive is written by the preflight',
-  '--no-thresholds': 'thresholds are judged globally by the aggregator',
 };
 
 /** Flags that `k6 run` takes and `k6 archive` does not, with whether they take a value. */
@@ -61,6 +76,17 @@ const RUN_ONLY_FLAGS: Record<string, boolean> = {
   '-o': true,
   '--no-usage-report': false,
   '--features': true,
+  // Secret sources are read when the test runs; never given to `k6 archive`, so never in the archive.
+  '--secret-source': true,
+  '--no-thresholds': false,
+};
+
+/**
+ * Flags the product takes for itself and gives to no k6 process: every runner must write its
+ * summary export, which `--summary-mode disabled` would stop; the product prints its own report.
+ */
+const PRODUCT_FLAGS: Record<string, boolean> = {
+  '--summary-mode': true,
 };
 
 /** Flags given to both: `k6 run` of an archive lets the runner's own environment win over the
@@ -73,14 +99,26 @@ const BOTH_FLAGS = new Set(['-e', '--env']);
  * the runner's environment as they do in a plain `k6 run`).
  * @throws ConfigurationError for a flag the product sets itself.
  */
-export function splitK6Args(args: readonly string[]): { archiveArgs: string[]; runArgs: string[] } {
+export function splitK6Args(args: readonly string[]): {
+  archiveArgs: string[];
+  runArgs: string[];
+  /** Flags the product handles itself, by name: `--summary-mode` -> `full`. */
+  productArgs: Record<string, string>;
+} {
   const archiveArgs: string[] = [];
   const runArgs: string[] = [];
+  const productArgs: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const flag = arg.startsWith('-') ? arg.split('=')[0]! : '';
     if (flag in RESERVED_FLAGS) {
       throw new ConfigurationError(`k6 args: ${flag} cannot be given: ${RESERVED_FLAGS[flag]}`);
+    }
+    if (flag in PRODUCT_FLAGS) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[++i];
+      if (value === undefined) throw new ConfigurationError(`k6 args: ${flag} needs a value`);
+      productArgs[flag] = value;
+      continue;
     }
     if (BOTH_FLAGS.has(flag)) {
       // `-e NAME=value` is two words, `--env=NAME=value` one.
@@ -102,7 +140,12 @@ export function splitK6Args(args: readonly string[]): { archiveArgs: string[]; r
     }
     archiveArgs.push(arg);
   }
-  return { archiveArgs, runArgs };
+  return { archiveArgs, runArgs, productArgs };
+}
+
+/** A boolean environment variable as k6 reads one (Go `strconv.ParseBool`). */
+function envTrue(value: string | undefined): boolean {
+  return value !== undefined && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value);
 }
 
 /**
@@ -133,9 +176,11 @@ async function k6(binary: string, args: string[], what: string): Promise<string>
   } catch (error) {
     const e = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
     if (e.code === 'ENOENT') throw new ConfigurationError(`k6 binary: ${binary} was not found`);
-    throw new ConfigurationError(
-      `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`,
-    );
+    const message = `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`;
+    const code = Number(e.code);
+    if (code === K6_EXIT.invalidConfig || code === K6_EXIT.scriptException)
+      throw new K6RefusedError(message, code);
+    throw new ConfigurationError(message);
   }
 }
 
@@ -162,27 +207,70 @@ export async function preflight(options: {
   const scriptHash = createHash('sha256')
     .update(await readFile(script))
     .digest('hex');
-  const { archiveArgs, runArgs } = splitK6Args(options.k6Args);
+  const { archiveArgs, runArgs, productArgs } = splitK6Args(options.k6Args);
+  const noThresholds = runArgs.includes('--no-thresholds') || envTrue(process.env.K6_NO_THRESHOLDS);
+  // Given explicitly, so that runners without this process's environment (Pods) skip them too.
+  if (noThresholds && !runArgs.includes('--no-thresholds')) runArgs.push('--no-thresholds');
+  const summaryMode = productArgs['--summary-mode'] ?? process.env.K6_SUMMARY_MODE;
+  if (summaryMode !== undefined && !['compact', 'full', 'disabled'].includes(summaryMode)) {
+    throw new ConfigurationError(
+      `k6 args: --summary-mode ${summaryMode} is not a summary mode; use compact, full or disabled`,
+    );
+  }
   const archivePath = path.join(workDir, 'archive.tar');
   const versionOut = await k6(k6Binary, ['version'], 'k6 version');
   const k6Version = /k6 (v\d+\.\d+\.\d+\S*)/.exec(versionOut)?.[1] ?? versionOut.trim();
-  await k6(
-    k6Binary,
-    ['archive', '--quiet', '--no-color', '-O', archivePath, ...archiveArgs, script],
-    `k6 archive ${script}`,
-  );
-  const inspected = await k6(
-    k6Binary,
-    ['inspect', '--execution-requirements', archivePath],
-    `k6 inspect ${script}`,
-  );
+  const archive = (extra: string[]) =>
+    k6(
+      k6Binary,
+      ['archive', '--quiet', '--no-color', '-O', archivePath, ...extra, ...archiveArgs, script],
+      `k6 archive ${script}`,
+    );
+  const inspect = () =>
+    k6(k6Binary, ['inspect', '--execution-requirements', archivePath], `k6 inspect ${script}`);
+  let defaults: string[] = [];
+  await archive(defaults);
+  let inspected: string;
+  try {
+    inspected = await inspect();
+  } catch (error) {
+    // `k6 run` gives a test with iterations but no vus its default of 1 VU; `k6 inspect
+    // --execution-requirements` does not and refuses it. Bake the default into the archive (a
+    // user's own --vus comes later on the command line and wins).
+    if (!(error instanceof ConfigurationError) || !/number of VUs must be more than 0/.test(error.message))
+      throw error;
+    const plain = JSON.parse(await k6(k6Binary, ['inspect', archivePath], `k6 inspect ${script}`)) as {
+      vus?: unknown;
+    };
+    if (plain.vus !== null && plain.vus !== undefined) throw error;
+    defaults = ['--vus', '1'];
+    await archive(defaults);
+    inspected = await inspect();
+  }
   const options_ = JSON.parse(inspected) as Record<string, unknown>;
-  const thresholds = parseThresholds(options_.thresholds);
+  const thresholds = noThresholds ? [] : parseThresholds(options_.thresholds);
+  if (Object.keys((options_.thresholds ?? {}) as object).length === 0) {
+    // A runner whose segment gets no VU in any scenario (several scenarios of fewer VUs than
+    // runners: k6 gives each scenario's first VU to the first segment) observes no metric, and
+    // k6 v2.2.0's end-of-test summary then crashes ("No initial value") and writes no export. A
+    // metric with a threshold is always in the summary, so the runners get one that cannot fail
+    // (`iterations: count>=0`, through a config file given first, so a user's --config wins). It
+    // is not one of the script's thresholds: `thresholds` above was read before.
+    const config = path.join(workDir, 'runner-config.json');
+    await writeFile(config, JSON.stringify({ thresholds: { iterations: ['count>=0'] } }));
+    await archive(['--config', config, ...defaults]);
+  }
   const maxVUs = Number(options_.maxVUs ?? 0);
   const totalDurationS = parseGoDuration(String(options_.totalDuration ?? '0s'));
   const tags = Object.fromEntries(
     Object.entries((options_.tags ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
   );
+  if (RUNNER_TAG in tags) {
+    throw new ConfigurationError(
+      `tags: the tag ${RUNNER_TAG} is set by k6-distributed on every runner's samples; use another tag name`,
+    );
+  }
+  const sources = (await readFile(archivePath)).toString('latin1');
   return {
     archivePath,
     k6Version,
@@ -193,5 +281,74 @@ export async function preflight(options: {
     tags,
     runArgs,
     options: options_,
+    noThresholds,
+    ...(summaryMode === undefined ? {} : { summaryMode }),
+    warnings:
+      summaryMode === 'disabled'
+        ? [
+            '--summary-mode disabled: the runners still write their summaries (the aggregate is made of them); the report is written as usual',
+          ]
+        : [],
+    declaredContains: declaredContains(sources),
+    reads: scriptReads(sources),
   };
+}
+
+/**
+ * What custom metrics measure, as the script declares them: `new Trend('name', true)` and
+ * `new Gauge('name', true)` hold time (ms), the rest default. Read from the archive's sources (the
+ * script and its imports), since a runner's summary export does not say it and k6's REST API lists
+ * a metric only once it has a sample. A metric whose name is not a literal is not found here.
+ */
+export function declaredContains(sources: string): Record<string, MetricContains> {
+  const out: Record<string, MetricContains> = {};
+  const re = /new\s+(?:Trend|Gauge)\s*\(\s*(['"`])([A-Za-z_][A-Za-z0-9_]*)\1\s*,\s*true\s*\)/g;
+  for (const m of sources.matchAll(re)) out[m[2]!] = 'time';
+  return out;
+}
+
+/** Whether the script reads values that splitting changes (see {@link splittingWarnings}). */
+function scriptReads(sources: string): Preflight['reads'] {
+  return {
+    vu: /\b__VU\b|\bvu\.idInInstance\b/.test(sources),
+    vuIterations: /\biterationInScenario\b|\b__ITER\b/.test(sources),
+  };
+}
+
+/** Executors that start iterations at a rate, with `preAllocatedVUs`. */
+const ARRIVAL_RATE = new Set(['constant-arrival-rate', 'ramping-arrival-rate']);
+
+/**
+ * One line for each way a split over `runners` runners cannot give the answer of one `k6 run`
+ * (docs/how-it-works.md explains each):
+ * - `__VU` (and `exec.vu.idInInstance`) repeats across runners: each numbers its VUs from 1
+ *   (`exec.vu.idInTest` is unique);
+ * - `__ITER` and `exec.vu.iterationInScenario` count a VU's own iterations; with fewer VUs per
+ *   runner a VU's share differs, and per-VU sequences have gaps in `exec.scenario.iterationInTest`;
+ * - an arrival-rate scenario with fewer `preAllocatedVUs` than runners starts some runners with
+ *   no VU: they allocate VUs during the test (from `maxVUs`) or drop iterations.
+ */
+export function splittingWarnings(pre: Preflight, runners: number): string[] {
+  if (runners < 2) return [];
+  const warnings: string[] = [];
+  if (pre.reads.vu) {
+    warnings.push(
+      `the script reads __VU: VU numbers repeat across the ${runners} runners (each numbers its own VUs from 1); exec.vu.idInTest is unique`,
+    );
+  }
+  if (pre.reads.vuIterations) {
+    warnings.push(
+      `the script reads __ITER or exec.vu.iterationInScenario: they count one VU's iterations, which differ when ${runners} runners share the VUs`,
+    );
+  }
+  const scenarios = (pre.options.scenarios ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [name, scenario] of Object.entries(scenarios)) {
+    const pre_ = Number(scenario.preAllocatedVUs ?? 0);
+    if (ARRIVAL_RATE.has(String(scenario.executor)) && pre_ < runners) {
+      warnings.push(
+        `scenario ${name}: preAllocatedVUs ${pre_} is below the ${runners} runners; runners without one allocate VUs during the test or drop iterations`,
+      );
+    }
+  }
+  return warnings;
 }

@@ -134,3 +134,19 @@ export function metricContains(
   }
   return 'default';
 }
+
+/**
+ * Sets `contains: "time"` on the metrics (and their submetrics) the script declares as time
+ * (`new Trend('name', true)`, see `declaredContains` in preflight.ts) where the aggregation could
+ * only say `default`: the runners' REST API, which knows, is polled only every progress interval,
+ * so a run shorter than that never told. Changes `metrics` in place.
+ */
+export function applyDeclaredContains(
+  metrics: Record<string, { contains: MetricContains }>,
+  declared: Record<string, MetricContains>,
+): void {
+  for (const [key, metric] of Object.entries(metrics)) {
+    const base = key.split('{')[0]!;
+    if (metric.contains === 'default' && declared[base]) metric.contains = declared[base]!;
+  }
+}

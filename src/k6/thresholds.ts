@@ -11,7 +11,9 @@ import type { MetricResult, MetricType, ThresholdRow } from '../result/result.ts
  *   `<=`, `<`, `>=`, `>`, `===`, `==`, `!=` and the first one found splits the expression;
  * - aggregations: `count`, `rate`, `value`, `avg`, `min`, `med`, `max`, `p(N)` with 0 <= N <= 100;
  * - counter supports count and rate; gauge value; rate rate; trend avg, min, max, med, p(N);
- * - a metric key is `name` or `name{tag:value,...}` (a submetric);
+ * - a metric key is `name` or `name{tag:value,...}` (a submetric), its tags trimmed and unquoted
+ *   (`metrics/metric.go` `AddSubmetric`);
+ * - numbers are Go floats (`strconv.ParseFloat`): `NaN`, `Inf`, `0x1p3`, `1_000`; a bare `p` is p(0);
  * - at the end of a test an empty trend judges 0 for every aggregation, an empty counter count 0,
  *   and a rate with no samples passes its thresholds.
  */
@@ -63,13 +65,61 @@ export interface MetricKey {
   tags: Array<[string, string]>;
 }
 
-const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$|^[+-]?inf(?:inity)?$/i;
+/**
+ * Whether the underscores in a number are where Go allows them: only between digits, or between a
+ * base prefix and a digit (Go `strconv.underscoreOK`).
+ */
+function underscoresOk(text: string): boolean {
+  let body = text.replace(/^[+-]/, '');
+  let saw = '^';
+  let hex = false;
+  if (/^0[xXoObB]/.test(body)) {
+    hex = /^0[xX]/.test(body);
+    body = body.slice(2);
+    saw = '0';
+  }
+  for (const ch of body) {
+    if (/[0-9]/.test(ch) || (hex && /[a-fA-F]/.test(ch))) saw = '0';
+    else if (ch === '_') {
+      if (saw !== '0') return false;
+      saw = '_';
+    } else {
+      if (saw === '_') return false;
+      saw = '!';
+    }
+  }
+  return saw !== '_';
+}
 
-function parseNumber(text: string): number | undefined {
-  if (!NUMBER.test(text)) return undefined;
-  const lower = text.toLowerCase();
-  if (lower.includes('inf')) return lower.startsWith('-') ? -Infinity : Infinity;
-  return Number(text);
+const DECIMAL = /^[+-]?(?=[.\d_]*\d)[\d_]*\.?[\d_]*(?:[eE][+-]?[\d_]*\d[\d_]*)?$/;
+const HEX =
+  /^([+-]?)0[xX](?=[.\da-fA-F_]*[\da-fA-F])([\da-fA-F_]*)\.?([\da-fA-F_]*)[pP]([+-]?[\d_]*\d[\d_]*)$/;
+
+/**
+ * Parses a number as Go's `strconv.ParseFloat(s, 64)` does, which is what k6 uses for threshold
+ * values and percentiles (`metrics/thresholds_parser.go`): decimal and hexadecimal floats (`0x1p3`,
+ * the `p` exponent required), `_` between digits (`1_000`), `inf`/`infinity` with an optional sign
+ * and `nan` (without one), in any case. A finite-looking number too large for a float64 is refused
+ * (Go returns a range error).
+ * @returns the number, or undefined when Go would refuse the text.
+ */
+export function parseGoFloat(text: string): number | undefined {
+  if (/^[+-]?(?:inf|infinity)$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
+  if (/^nan$/i.test(text)) return Number.NaN;
+  if (text.includes('_') && !underscoresOk(text)) return undefined;
+  const clean = text.replaceAll('_', '');
+  let value: number;
+  const hex = HEX.exec(clean);
+  if (hex) {
+    const [, sign, whole, fraction, exponent] = hex as unknown as [string, string, string, string, string];
+    const mantissa =
+      Number.parseInt(whole || '0', 16) +
+      [...fraction].reduce((acc, digit, i) => acc + Number.parseInt(digit, 16) / 16 ** (i + 1), 0);
+    value = (sign === '-' ? -1 : 1) * mantissa * 2 ** Number(exponent);
+  } else if (DECIMAL.test(clean)) {
+    value = Number(clean);
+  } else return undefined;
+  return Number.isFinite(value) ? value : undefined;
 }
 
 /** Formats a percentile like Go's `%g` does for the values k6 users write (95 -> `95`, 99.9 -> `99.9`). */
@@ -99,15 +149,20 @@ export function parseThresholdExpression(source: string, metric = ''): Threshold
     );
   }
   const [method, operator, right] = found;
-  const value = parseNumber(right);
+  const value = parseGoFloat(right);
   if (value === undefined) {
     throw new ConfigurationError(`threshold "${source}"${where}: "${right}" is not a number`);
   }
   if ((AGGREGATIONS as readonly string[]).includes(method)) {
     return { source, aggregation: method as Aggregation, operator, value, valueKey: method };
   }
+  if (method === 'p') {
+    // k6 takes a bare `p` as a percentile without a value, i.e. p(0): the minimum.
+    return { source, aggregation: 'p', percentile: 0, operator, value, valueKey: percentileKey(0) };
+  }
   if (method.startsWith('p(') && method.endsWith(')')) {
-    const percent = parseNumber(method.slice(2, -1).trim());
+    // Not trimmed inside the parentheses: Go's ParseFloat refuses `p( 95)` and so does k6.
+    const percent = parseGoFloat(method.slice(2, -1));
     if (percent === undefined || Number.isNaN(percent) || percent < 0 || percent > 100) {
       throw new ConfigurationError(
         `threshold "${source}"${where}: the percentile in ${method} must be a number from 0 to 100`,
@@ -128,7 +183,11 @@ export function parseThresholdExpression(source: string, metric = ''): Threshold
 }
 
 /**
- * Splits `name{tag:value,...}` with k6's rules (`metrics.ParseMetricName`).
+ * Splits `name{tag:value,...}` as k6 reads a threshold's metric key: validated like
+ * `metrics.ParseMetricName` (balanced braces at the end, every tag with a value), and the tags
+ * read like `Metric.AddSubmetric`: the part inside the braces trimmed, empty parts skipped, each key
+ * and value trimmed of spaces and then of quotes (`{ name : 'slow' }` is `name:slow`), a repeated
+ * key's last value kept. The name is taken verbatim (k6 looks it up as written).
  * @throws ConfigurationError when braces are unbalanced or a tag has no value.
  */
 export function parseMetricKey(key: string): MetricKey {
@@ -138,20 +197,50 @@ export function parseMetricKey(key: string): MetricKey {
   if (open === -1 || close === -1 || close < open || close !== key.length - 1) {
     throw new ConfigurationError(`threshold metric "${key}" is malformed: expected name or name{tag:value}`);
   }
-  const tags = key
-    .slice(open + 1, close)
-    .split(',')
-    .map((part): [string, string] => {
-      const colon = part.indexOf(':');
-      const value = colon === -1 ? '' : part.slice(colon + 1);
-      if (value === '') {
-        throw new ConfigurationError(
-          `threshold metric "${key}": tag "${part}" has no value (expected tag:value)`,
-        );
-      }
-      return [part.slice(0, colon).trim(), value.trim()];
-    });
-  return { name: key.slice(0, open), tags };
+  const inner = key.slice(open + 1, close);
+  for (const part of inner.split(',')) {
+    const colon = part.indexOf(':');
+    if (colon === -1 || part.slice(colon + 1) === '') {
+      throw new ConfigurationError(
+        `threshold metric "${key}": tag "${part}" has no value (expected tag:value)`,
+      );
+    }
+  }
+  const unquote = (text: string) => text.trim().replace(/^["']+|["']+$/g, '');
+  const tags = new Map<string, string>();
+  for (const part of inner.trim().split(',')) {
+    if (part === '') continue;
+    const colon = part.indexOf(':');
+    tags.set(unquote(part.slice(0, colon)), unquote(part.slice(colon + 1)));
+  }
+  return { name: key.slice(0, open), tags: [...tags] };
+}
+
+/** A key that is the same for every spelling of one submetric (`name{a:1,b:2}`, tags sorted). */
+function submetricIdentity(key: string): string {
+  try {
+    const { name, tags } = parseMetricKey(key);
+    if (tags.length === 0 && !key.includes('{')) return name;
+    return `${name}{${tags
+      .map(([k, v]) => JSON.stringify([k, v]))
+      .sort()
+      .join(',')}}`;
+  } catch {
+    return key;
+  }
+}
+
+/**
+ * Finds the metric a threshold's key names, as k6 would: the key as written, else the submetric
+ * with the same name and tags however spelt (k6 names a submetric after the trimmed text between
+ * its braces, and two spellings of the same tags share one submetric).
+ */
+export function findMetric<T>(metrics: Record<string, T>, key: string): T | undefined {
+  if (Object.hasOwn(metrics, key)) return metrics[key];
+  if (!key.includes('{')) return undefined;
+  const identity = submetricIdentity(key);
+  const found = Object.keys(metrics).find((k) => k.includes('{') && submetricIdentity(k) === identity);
+  return found === undefined ? undefined : metrics[found];
 }
 
 /** One entry of `options.thresholds[metric]`: a string or `{threshold, abortOnFail, delayAbortEval}`. */
@@ -192,7 +281,11 @@ export function parseThresholds(thresholds: unknown): Threshold[] {
 
 /** Percentiles (in percent) that the thresholds ask of trends, so the aggregate computes them. */
 export function thresholdPercentiles(thresholds: readonly Threshold[]): number[] {
-  return [...new Set(thresholds.flatMap((t) => (t.percentile === undefined ? [] : [t.percentile])))];
+  return [
+    ...new Set(
+      thresholds.flatMap((t) => (t.percentile === undefined || t.percentile === 0 ? [] : [t.percentile])),
+    ),
+  ];
 }
 
 /**
@@ -245,7 +338,9 @@ export function observedValue(
     case 'gauge':
       return v.value ?? 0;
     case 'trend':
-      return (v.count ?? 0) === 0 ? 0 : v[threshold.valueKey];
+      if ((v.count ?? 0) === 0) return 0;
+      // p(0) is the smallest sample (k6's TrendSink.P(0)): exact as min.
+      return threshold.percentile === 0 ? v.min : v[threshold.valueKey];
   }
 }
 
@@ -261,7 +356,7 @@ export function evaluateThresholds(
   metrics: Record<string, MetricResult>,
 ): ThresholdRow[] {
   return thresholds.map((t) => {
-    const metric = metrics[t.metric];
+    const metric = findMetric(metrics, t.metric);
     if (metric) checkAggregation(t, metric.type);
     const observed = observedValue(t, metric);
     if (observed === undefined && metric?.type === 'trend') {

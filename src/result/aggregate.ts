@@ -22,9 +22,13 @@ const SUMMED_GAUGES = new Set<string>([K6_METRIC.vus, K6_METRIC.vusMax]);
  * the whole test would have reported them:
  * - counter: `count` summed; `rate` = count / `durationS`;
  * - rate: `passes` and `fails` summed; `rate` = passes / (passes + fails), 0 with no samples;
- * - gauge: `vus`/`vus_max` summed (value, min and max: each runner holds its own VUs); other
- *   gauges: `min` of mins, `max` of maxes and the largest value (a runner's last value is all a
- *   summary holds, and which runner was last is unknown);
+ * - gauge: `vus`/`vus_max` summed (value, min and max: each runner holds its own VUs). Exact
+ *   while the VU counts hold (constant VUs, `vus_max` after init); when they fall, `value` and `min`
+ *   are upper bounds (k6 samples `vus` once a second, and a runner left with no VU stops
+ *   sampling, so its last sample stays), and `max` lies between the largest runner max and the
+ *   sum. Other gauges: runners without a sample are left out (k6 exports a gauge that has a
+ *   threshold but no sample as 0/0/0), then `min` of mins, `max` of maxes and the largest value (a
+ *   runner's last value is all a summary holds, and which runner was last is unknown);
  * - trend: `count` summed, exact `min`/`max`, `avg` weighted by count, and `med` and every `p(N)` from
  *   the runners' quantile grids merged as CDFs (quantiles.ts), never averaged.
  * Submetrics (`name{tag:value}`) are merged like their metric.
@@ -87,10 +91,14 @@ function mergeValues(
           max: sum(gauges.map((g) => g.max)),
         };
       }
+      // 0/0/0 is how an unsampled gauge looks; a runner whose samples were all 0 looks the same and
+      // is left out too, which changes nothing unless every sampled runner's values are of one sign.
+      const sampled = gauges.filter((g) => g.value !== 0 || g.min !== 0 || g.max !== 0);
+      const from = sampled.length > 0 ? sampled : gauges;
       return {
-        value: Math.max(...gauges.map((g) => g.value)),
-        min: Math.min(...gauges.map((g) => g.min)),
-        max: Math.max(...gauges.map((g) => g.max)),
+        value: Math.max(...from.map((g) => g.value)),
+        min: Math.min(...from.map((g) => g.min)),
+        max: Math.max(...from.map((g) => g.max)),
       };
     }
     case 'trend': {

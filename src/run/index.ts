@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Backend } from '../backends/backend.ts';
 import type { RunConfig } from '../config.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
-import { type Preflight, preflight } from '../k6/preflight.ts';
+import { type Preflight, preflight, splittingWarnings } from '../k6/preflight.ts';
+import { applyDeclaredContains } from '../k6/summary.ts';
 import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
@@ -58,8 +59,10 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
     });
     deps.log.info(
       `preflight ok: k6 ${pre.k6Version}, ${pre.maxVUs} VUs at most, totalDuration ${pre.totalDurationS} s, ` +
-        `${pre.thresholds.length} thresholds; ${config.runners} runners`,
+        `${pre.thresholds.length} thresholds; ${plan.runners.length} runners`,
     );
+    for (const warning of [...plan.warnings, ...pre.warnings, ...splittingWarnings(pre, plan.runners.length)])
+      deps.log.warning(warning);
     const result = await runDistributed({
       script: config.script,
       preflight: pre,
@@ -72,6 +75,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.environment ? { environment: deps.environment } : {}),
     });
+    applyDeclaredContains(result.metrics, pre.declaredContains);
     await writeResultFile(config.resultPath, result);
     return result;
   } finally {

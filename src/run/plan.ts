@@ -33,9 +33,21 @@ export interface RunPlan {
    * in them becomes the runner's index, so that `--out json=raw-{runner}.json` gives one file each.
    */
   userRunArgs: string[];
-  /** Tags for every sample, from the script's `options.tags` and the user's `--tag`; `runner` is added per runner. */
+  /**
+   * Tags for every sample, from the script's `options.tags` and the user's `--tag`;
+   * {@link RUNNER_TAG} is added per runner.
+   */
   tags: Record<string, string>;
+  /** One line each: what the plan changed from what was asked (fewer runners than asked). */
+  warnings: string[];
 }
+
+/**
+ * The tag every runner adds to its samples (its 0-based index), so outputs such as `--out` can
+ * tell runners apart. Named so that it cannot collide with a script's own tags (a script's
+ * `runner: 'ci-linux-1'` stays the script's); the preflight refuses a script that sets it.
+ */
+export const RUNNER_TAG = 'k6d_runner';
 
 /** Execution segments `0:1/N`, `1/N:2/N`, …, `(N-1)/N:1`. */
 export function executionSegments(n: number): string[] {
@@ -61,9 +73,11 @@ export function summaryTrendStats(extraPercentiles: readonly number[] = []): str
 
 /**
  * Plans N runners.
- * @param maxVUs the test's maximum VUs from `k6 inspect --execution-requirements`: each runner
- *   needs at least one VU, so N may not exceed it.
- * @throws ConfigurationError when `runners` is not a whole number from 1 to maxVUs.
+ * @param maxVUs the test's maximum VUs from `k6 inspect --execution-requirements`. A runner whose
+ *   segment gets no VU would do nothing (and k6 v2.2.0's end-of-test summary crashes on such a
+ *   runner, so it leaves no summary), so at most maxVUs runners are planned: asking more runs
+ *   maxVUs runners, with a warning, and gives the answer of one `k6 run` all the same.
+ * @throws ConfigurationError when `runners` is not a whole number of at least 1.
  */
 export function planRun(options: {
   runners: number;
@@ -76,18 +90,50 @@ export function planRun(options: {
   if (!Number.isInteger(n) || n < 1) {
     throw new ConfigurationError(`runners: must be a whole number of at least 1, got ${n}`);
   }
-  if (n > maxVUs) {
-    throw new ConfigurationError(
-      `runners: ${n} runners for a test of at most ${maxVUs} VUs would leave runners without a VU; use at most ${maxVUs} runners or raise the VUs`,
-    );
-  }
+  const planned = Math.max(1, Math.min(n, maxVUs));
+  const warnings =
+    planned < n
+      ? [
+          `runners: ${n} asked, but the test has at most ${maxVUs} VU${maxVUs === 1 ? '' : 's'} at once; running ${planned} runner${planned === 1 ? '' : 's'} (a runner without a VU would do nothing)`,
+        ]
+      : [];
+  const userRunArgs = options.userRunArgs ?? [];
+  if (planned > 1) checkFileOutputs(userRunArgs);
   return {
-    runners: executionSegments(n).map((segment, index) => ({ index, segment })),
-    sequence: executionSegmentSequence(n),
+    runners: executionSegments(planned).map((segment, index) => ({ index, segment })),
+    sequence: executionSegmentSequence(planned),
     trendStats: summaryTrendStats(options.extraPercentiles),
-    userRunArgs: options.userRunArgs ?? [],
+    userRunArgs,
     tags: options.tags ?? {},
+    warnings,
   };
+}
+
+/** k6 outputs that write a local file (`--out json=path`, `--out csv=path`). */
+const FILE_OUTPUTS = new Set(['json', 'csv']);
+
+/**
+ * Refuses a file output without `{runner}` in its path: every runner would write the same file and
+ * the last one would win (a plain `k6 run` writes one file with every sample).
+ * @throws ConfigurationError naming the flag as given.
+ */
+function checkFileOutputs(args: readonly string[]): void {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    let value: string | undefined;
+    if (arg === '--out' || arg === '-o') value = args[++i];
+    else if (arg.startsWith('--out=') || arg.startsWith('-o=')) value = arg.slice(arg.indexOf('=') + 1);
+    if (value === undefined) continue;
+    const [kind, target] = [value.split('=')[0]!, value.slice(value.indexOf('=') + 1)];
+    if (FILE_OUTPUTS.has(kind) && value.includes('=') && !target.includes('{runner}')) {
+      const dot = target.lastIndexOf('.');
+      const suggestion =
+        dot > 0 ? `${target.slice(0, dot)}-{runner}${target.slice(dot)}` : `${target}-{runner}`;
+      throw new ConfigurationError(
+        `k6 args: --out ${value}: every runner would write the same file; put {runner} in the path (one file per runner), e.g. --out ${kind}=${suggestion}`,
+      );
+    }
+  }
 }
 
 /**
@@ -100,7 +146,7 @@ export function runnerArgs(
   runner: RunnerPlan,
   paths: { archive: string; summary: string; address: string },
 ): string[] {
-  const tags = Object.entries({ ...plan.tags, runner: String(runner.index) }).flatMap(([k, v]) => [
+  const tags = Object.entries({ ...plan.tags, [RUNNER_TAG]: String(runner.index) }).flatMap(([k, v]) => [
     '--tag',
     `${k}=${v}`,
   ]);
@@ -118,6 +164,9 @@ export function runnerArgs(
     plan.trendStats,
     '--summary-export',
     paths.summary,
+    // Explicit, so that K6_SUMMARY_MODE=disabled in the environment cannot stop the export.
+    '--summary-mode',
+    'compact',
     '--no-usage-report',
     '--quiet',
     '--no-color',

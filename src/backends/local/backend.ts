@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import getPort from 'get-port';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
 import { type RunPlan, runnerArgs } from '../../run/plan.ts';
@@ -17,6 +19,15 @@ export function killAllLocalRunners(): void {
   for (const child of liveChildren) child.kill('SIGKILL');
 }
 
+/** Options of {@link LocalBackend}. */
+export interface LocalBackendOptions {
+  /**
+   * Called with each line a runner's script wrote with `console.*` (k6 logs them with
+   * `source=console`), as k6 printed it, so the CLI can show it with the runner's index in front.
+   */
+  onConsole?(runner: number, line: string): void;
+}
+
 /**
  * The local backend: every runner is a k6 child process on this machine, with its REST API on a
  * free loopback port, its log in `workDir/runner-<i>.log` and its summary in
@@ -31,13 +42,15 @@ export class LocalBackend implements Backend {
    * @param k6Binary path of the k6 binary every runner executes.
    * @param workDir an existing folder for logs and summaries.
    */
-  constructor(k6Binary: string, workDir: string) {
+  constructor(k6Binary: string, workDir: string, options: LocalBackendOptions = {}) {
     this.k6Binary = k6Binary;
     this.workDir = workDir;
+    this.options = options;
   }
 
   private readonly k6Binary: string;
   private readonly workDir: string;
+  private readonly options: LocalBackendOptions;
 
   async launch(plan: RunPlan, archivePath: string): Promise<Runner[]> {
     const runners: Runner[] = [];
@@ -45,14 +58,13 @@ export class LocalBackend implements Backend {
       const port = await getPort({ host: '127.0.0.1' });
       const logPath = path.join(this.workDir, `runner-${runnerPlan.index}.log`);
       const summaryPath = path.join(this.workDir, `runner-${runnerPlan.index}-summary.json`);
-      const log = await open(logPath, 'w');
       const args = runnerArgs(plan, runnerPlan, {
         archive: archivePath,
         summary: summaryPath,
         address: `127.0.0.1:${port}`,
       });
       const child = spawn(this.k6Binary, args, {
-        stdio: ['ignore', log.fd, log.fd],
+        stdio: ['ignore', 'pipe', 'pipe'],
         env: {
           ...process.env,
           K6_NO_USAGE_REPORT: 'true',
@@ -60,7 +72,7 @@ export class LocalBackend implements Backend {
           K6D_RUNNERS: String(plan.runners.length),
         },
       });
-      await log.close();
+      const logDone = this.captureLog(child, runnerPlan.index, logPath);
       const entry = {
         child,
         done: false,
@@ -68,7 +80,10 @@ export class LocalBackend implements Backend {
           child.once('error', (error) =>
             resolve({ code: null, reason: `could not start k6: ${error.message}` }),
           );
-          child.once('exit', (code, signal) => resolve({ code, signal }));
+          child.once('exit', (code, signal) => {
+            // The log is complete before anyone reads it (collect() follows the exit).
+            void logDone.then(() => resolve({ code, signal }));
+          });
         }),
       };
       liveChildren.add(child);
@@ -94,6 +109,28 @@ export class LocalBackend implements Backend {
       });
     }
     return runners;
+  }
+
+  /**
+   * Writes a runner's stdout and stderr to its log file, and hands each console line to
+   * `onConsole`. Resolves once both streams ended and the file is flushed.
+   */
+  private captureLog(child: ChildProcess, index: number, logPath: string): Promise<void> {
+    const file = createWriteStream(logPath);
+    const streams = [child.stdout!, child.stderr!];
+    const ended = streams.map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          const lines = createInterface({ input: stream, crlfDelay: Infinity });
+          lines.on('line', (line) => {
+            file.write(`${line}\n`);
+            if (this.options.onConsole && line.includes('source=console'))
+              this.options.onConsole(index, line);
+          });
+          lines.on('close', resolve);
+        }),
+    );
+    return Promise.all(ended).then(() => new Promise<void>((resolve) => file.end(() => resolve())));
   }
 
   async cleanup(): Promise<void> {

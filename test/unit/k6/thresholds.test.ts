@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/errors.ts';
 import {
   evaluateThresholds,
+  findMetric,
+  parseGoFloat,
   parseMetricKey,
   parseThresholdExpression,
   parseThresholds,
@@ -46,6 +48,76 @@ describe('threshold expressions (k6 thresholds_parser.go rules)', () => {
     expect(parseMetricKey('iteration_duration{group:::g1}').tags).toEqual([['group', '::g1']]);
     expect(() => parseMetricKey('http_reqs{status}')).toThrowError(/has no value/);
     expect(() => parseMetricKey('http_reqs{status:200')).toThrowError(/malformed/);
+  });
+
+  // Each checked against k6 v2.2.0 (`k6 run` exit 0/99 = accepted, 104 = refused).
+  it.each([
+    ['1_000', 1000],
+    ['0x1p3', 8],
+    ['0x1.8p1', 3],
+    ['0x_1p3', 8],
+    ['NaN', Number.NaN],
+    ['+Inf', Infinity],
+    ['-infinity', -Infinity],
+    ['.5e1', 5],
+    ['5.', 5],
+    ['1e-400', 0],
+  ])('reads the number %s as Go does', (text, value) => {
+    expect(parseGoFloat(text)).toBe(value);
+  });
+
+  it.each(['0x10', '1__0', '_1', '1_e3', '1e400', '+nan', 'infin', ' 95', ''])(
+    'refuses the number "%s" as Go does',
+    (text) => {
+      expect(parseGoFloat(text)).toBeUndefined();
+    },
+  );
+
+  it('accepts what k6 accepts on both sides: NaN, hex, underscores, a bare p (= p(0), the minimum)', () => {
+    expect(parseThresholdExpression('count!=NaN')).toMatchObject({ operator: '!=', value: Number.NaN });
+    expect(parseThresholdExpression('p<1e9')).toMatchObject({ aggregation: 'p', percentile: 0 });
+    expect(() => parseThresholdExpression('p( 95)<1')).toThrowError(/from 0 to 100/);
+    const rows = evaluateThresholds(
+      parseThresholds({
+        iterations: ['count==0x1p3', 'count<1_000', 'count!=NaN', 'count==NaN'],
+        work: ['p<2'],
+      }),
+      {
+        iterations: metric('counter', { count: 8, rate: 8 }),
+        work: metric('trend', { count: 3, min: 1, max: 3, avg: 2, med: 2 }),
+      },
+    );
+    expect(rows.map((r) => [r.expression, r.ok])).toEqual([
+      ['count==0x1p3', true],
+      ['count<1_000', true],
+      ['count!=NaN', true],
+      ['count==NaN', false],
+      ['p<2', true],
+    ]);
+  });
+
+  it('reads submetric keys as k6 does: trimmed, unquoted, any spelling of the same tags', () => {
+    expect(parseMetricKey('http_req_duration{ name : \'slow\' , scenario:"api" }').tags).toEqual([
+      ['name', 'slow'],
+      ['scenario', 'api'],
+    ]);
+    // The runner's summary names the submetric after the trimmed text between the braces.
+    const metrics = { 'http_req_duration{name:slow}': 1, 'http_reqs{a:1,b:2}': 2, http_reqs: 3 };
+    expect(findMetric(metrics, 'http_req_duration{ name:slow }')).toBe(1);
+    expect(findMetric(metrics, "http_reqs{ b:'2', a : 1 }")).toBe(2);
+    expect(findMetric(metrics, 'http_reqs')).toBe(3);
+    expect(findMetric(metrics, 'http_reqs{a:2}')).toBeUndefined();
+    const rows = evaluateThresholds(parseThresholds({ 'http_req_duration{ name:slow }': ['p(95)<100'] }), {
+      'http_req_duration{name:slow}': metric('trend', {
+        count: 4,
+        min: 300,
+        max: 310,
+        avg: 305,
+        med: 305,
+        'p(95)': 309,
+      }),
+    });
+    expect(rows[0]).toMatchObject({ metric: 'http_req_duration{ name:slow }', ok: false, observed: 309 });
   });
 
   it('reads inspect output: strings and {threshold, abortOnFail} objects', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { applyDeclaredContains, parseRunnerSummary } from '../../../src/k6/summary.ts';
 import { evaluateThresholds, parseThresholds } from '../../../src/k6/thresholds.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
@@ -94,6 +94,38 @@ describe('aggregation of runner summaries', () => {
   it('sums VUs but not other gauges', () => {
     expect(metrics.vus?.values).toEqual({ value: 12, min: 0, max: 12 });
     expect(metrics.my_gauge?.values).toEqual({ value: 70, min: 1, max: 70 });
+  });
+
+  it('leaves out runners whose gauge has no sample (k6 exports it as 0/0/0 when it has a threshold)', () => {
+    // Measured with k6 v2.2.0: gauge.add(-5) on one of 4 runners; the others export 0/0/0.
+    const runners = [{ value: -5, min: -5, max: -5 }, ...Array(3).fill({ value: 0, min: 0, max: 0 })].map(
+      (g) =>
+        parseRunnerSummary(
+          JSON.stringify({ metrics: { temperature: { ...g, thresholds: { 'value<0': false } } } }),
+        ),
+    );
+    expect(aggregateSummaries(runners, { durationS: 1 }).temperature?.values).toEqual({
+      value: -5,
+      min: -5,
+      max: -5,
+    });
+    const allZero = runners.slice(1);
+    expect(aggregateSummaries(allZero, { durationS: 1 }).temperature?.values).toEqual({
+      value: 0,
+      min: 0,
+      max: 0,
+    });
+  });
+
+  it("marks the script's time trends as time where the REST API never told (a short run)", () => {
+    const metrics = {
+      think_time: { contains: 'default' as const },
+      'think_time{name:a}': { contains: 'default' as const },
+      other: { contains: 'default' as const },
+      polled: { contains: 'data' as const },
+    };
+    applyDeclaredContains(metrics, { think_time: 'time', polled: 'time' });
+    expect(Object.values(metrics).map((m) => m.contains)).toEqual(['time', 'time', 'default', 'data']);
   });
 
   it('keeps trend count, min, max and a count-weighted avg exact', () => {

@@ -3,8 +3,21 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../../../src/config.ts';
 import { PINNED_K6_VERSION } from '../../../src/k6/binary.ts';
-import { parseGoDuration, splitK6Args } from '../../../src/k6/preflight.ts';
-import { executionSegmentSequence, executionSegments, planRun, runnerArgs } from '../../../src/run/plan.ts';
+import { k6ExitCodeOfRunners } from '../../../src/k6/exit-codes.ts';
+import {
+  declaredContains,
+  type Preflight,
+  parseGoDuration,
+  splitK6Args,
+  splittingWarnings,
+} from '../../../src/k6/preflight.ts';
+import {
+  executionSegmentSequence,
+  executionSegments,
+  planRun,
+  RUNNER_TAG,
+  runnerArgs,
+} from '../../../src/run/plan.ts';
 
 describe('run plan', () => {
   it('gives runner i of N the segment i/N:(i+1)/N and all of them the full sequence', () => {
@@ -27,18 +40,45 @@ describe('run plan', () => {
     expect(flag('--execution-segment-sequence')).toBe('0,1/3,2/3,1');
     expect(flag('--address')).toBe('127.0.0.1:1');
     expect(args).toContain('--paused');
-    expect(args).toEqual(expect.arrayContaining(['--tag', 'team=a', '--tag', 'runner=1', 'json=raw-1.json']));
-    expect(flag('--summary-trend-stats')).toMatch(/^count,min,max,avg,med,.*p\(95\),.*p\(99\.99\),/);
+    expect(args).toEqual(
+      expect.arrayContaining(['--tag', 'team=a', '--tag', `${RUNNER_TAG}=1`, 'json=raw-1.json']),
+    );
+    // The runner tag does not take the name a script may use itself.
+    expect(args).not.toContain('runner=1');
+    expect(flag('--summary-mode')).toBe('compact');
+    expect(flag('--summary-trend-stats')).toMatch(/^count,min,max,avg,med,.*p\(95\),.*p\(99\.99\)/);
     expect(args.at(-1)).toBe('a.tar');
   });
 
-  it('refuses fewer than 1 runner and more runners than VUs', () => {
+  it('refuses fewer than 1 runner and runs no runner without a VU', () => {
     expect(() => planRun({ runners: 0, maxVUs: 10 })).toThrowError(
       /runners: must be a whole number of at least 1/,
     );
-    expect(() => planRun({ runners: 11, maxVUs: 10 })).toThrowError(
-      /11 runners for a test of at most 10 VUs/,
+    const plan = planRun({ runners: 4, maxVUs: 1 });
+    expect(plan.runners).toHaveLength(1);
+    expect(plan.sequence).toBe('0,1');
+    expect(plan.warnings).toEqual([
+      'runners: 4 asked, but the test has at most 1 VU at once; running 1 runner (a runner without a VU would do nothing)',
+    ]);
+    expect(planRun({ runners: 4, maxVUs: 4 }).warnings).toEqual([]);
+  });
+
+  it('refuses a file output every runner would overwrite, and takes one with {runner}', () => {
+    expect(() => planRun({ runners: 2, maxVUs: 4, userRunArgs: ['--out', 'json=raw.json'] })).toThrowError(
+      'k6 args: --out json=raw.json: every runner would write the same file; put {runner} in the path (one file per runner), e.g. --out json=raw-{runner}.json',
     );
+    expect(() => planRun({ runners: 2, maxVUs: 4, userRunArgs: ['-o=csv=out/data.csv'] })).toThrowError(
+      /e\.g\. --out csv=out\/data-\{runner\}\.csv/,
+    );
+    expect(planRun({ runners: 1, maxVUs: 4, userRunArgs: ['--out', 'json=raw.json'] }).runners).toHaveLength(
+      1,
+    );
+    expect(
+      planRun({ runners: 2, maxVUs: 4, userRunArgs: ['--out', 'json=raw-{runner}.json'] }).runners,
+    ).toHaveLength(2);
+    expect(
+      planRun({ runners: 2, maxVUs: 4, userRunArgs: ['--out', 'experimental-prometheus-rw'] }).runners,
+    ).toHaveLength(2);
   });
 });
 
@@ -49,19 +89,53 @@ describe('preflight helpers', () => {
     ).toEqual({
       archiveArgs: ['--vus', '10', '-e', 'A=b c', '--env=B=1'],
       runArgs: ['--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1'],
+      productArgs: {},
+    });
+    // Secret sources go to the runners only (never into the archive); --no-thresholds too, and the
+    // product judges no threshold then; --summary-mode is the product's (runners must export).
+    expect(
+      splitK6Args(['--secret-source', 'mock=a=b', '--no-thresholds', '--summary-mode=full', '--vus', '2']),
+    ).toEqual({
+      archiveArgs: ['--vus', '2'],
+      runArgs: ['--secret-source', 'mock=a=b', '--no-thresholds'],
+      productArgs: { '--summary-mode': 'full' },
     });
     expect(() => splitK6Args(['-e'])).toThrowError('k6 args: -e needs a value');
   });
 
-  it.each([
-    '--execution-segment',
-    '--paused',
-    '--address=0.0.0.0:1',
-    '--summary-export',
-    '--linger',
-    '--no-thresholds',
-  ])('refuses %s, which the product sets itself', (flag) => {
-    expect(() => splitK6Args([flag, 'x'])).toThrowError(/k6 args: .* cannot be given/);
+  it.each(['--execution-segment', '--paused', '--address=0.0.0.0:1', '--summary-export', '--linger'])(
+    'refuses %s, which the product sets itself',
+    (flag) => {
+      expect(() => splitK6Args([flag, 'x'])).toThrowError(/k6 args: .* cannot be given/);
+    },
+  );
+
+  it('reads which custom metrics hold time from the sources', () => {
+    expect(
+      declaredContains(
+        `const a = new Trend('think_time', true);\nconst b = new Trend("plain");\nnew Gauge('lag',  true )`,
+      ),
+    ).toEqual({ think_time: 'time', lag: 'time' });
+  });
+
+  it('warns in one line where splitting cannot give the answer of one k6 run', () => {
+    const pre = {
+      reads: { vu: true, vuIterations: true },
+      options: {
+        scenarios: {
+          a: { executor: 'constant-arrival-rate', preAllocatedVUs: 2 },
+          b: { executor: 'constant-vus', vus: 1 },
+        },
+      },
+    } as unknown as Preflight;
+    expect(splittingWarnings(pre, 1)).toEqual([]);
+    const lines = splittingWarnings(pre, 4);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/__VU: VU numbers repeat across the 4 runners/);
+    expect(lines[1]).toMatch(/__ITER or exec.vu.iterationInScenario/);
+    expect(lines[2]).toBe(
+      'scenario a: preAllocatedVUs 2 is below the 4 runners; runners without one allocate VUs during the test or drop iterations',
+    );
   });
 
   it('parses the durations k6 inspect prints', () => {
@@ -103,5 +177,15 @@ describe('pinned k6', () => {
   it('is the version tools/k6/go.mod builds', () => {
     const goMod = readFileSync(path.resolve(import.meta.dirname, '../../../tools/k6/go.mod'), 'utf8');
     expect(goMod).toContain(`require go.k6.io/k6/v2 ${PINNED_K6_VERSION}`);
+  });
+});
+
+describe('exit codes as k6', () => {
+  it("passes a runner's test.abort(), script exception, test.fail() and setup/teardown timeout through", () => {
+    expect(k6ExitCodeOfRunners([0, 108, 103])).toBe(108);
+    expect(k6ExitCodeOfRunners([110, 99])).toBe(110);
+    expect(k6ExitCodeOfRunners([107, 110])).toBe(107);
+    expect(k6ExitCodeOfRunners([0, 100])).toBe(100);
+    expect(k6ExitCodeOfRunners([0, 99, null, 103])).toBeUndefined();
   });
 });

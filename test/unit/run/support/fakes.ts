@@ -183,6 +183,10 @@ export function fakePreflight(totalDurationS = 10, thresholds: Record<string, st
     totalDurationS,
     tags: {},
     runArgs: [],
+    noThresholds: false,
+    warnings: [],
+    declaredContains: {},
+    reads: { vu: false, vuIterations: false },
     options: {},
   };
 }
