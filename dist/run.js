@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{b as r}from"./chunks/chunk-QSNL7KY5.js";import"./chunks/chunk-D22AWPZT.js";import"./chunks/chunk-RMIDOFMA.js";import"./chunks/chunk-AFVWDZRG.js";await r();
+import{b as r}from"./chunks/chunk-LWLIVXMM.js";import"./chunks/chunk-J2ERWGPQ.js";import"./chunks/chunk-UH633G4J.js";import"./chunks/chunk-3IKWIO27.js";await r();

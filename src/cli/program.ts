@@ -6,7 +6,7 @@ import { parseArgsStringToArgv } from 'string-argv';
 import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts';
 import { parseRunConfig, RUN_CONFIG_FLAGS } from '../config.ts';
 import { startDemoTarget } from '../demo/target.ts';
-import { ConfigurationError, exitCodeFor } from '../errors.ts';
+import { ConfigurationError, EXIT_CODE, exitCodeFor } from '../errors.ts';
 import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
 import { renderReport } from '../render/markdown.ts';
@@ -35,9 +35,10 @@ export const stderrLog = consoleLogger();
 export function exitCodeOf(result: RunResult, interrupted: boolean): number {
   if (interrupted) return exitCodeFor(['interrupted']);
   const kinds = result.failureKinds ?? [];
-  if (kinds.length === 0) return exitCodeFor(kinds);
+  const code = exitCodeFor(kinds);
+  if (code !== EXIT_CODE.failed) return code;
   // k6's own code when a runner's exit says what plain `k6 run` would have exited with.
-  return k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? exitCodeFor(kinds);
+  return k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? code;
 }
 
 interface RunFlags {
