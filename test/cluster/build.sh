@@ -131,11 +131,16 @@ if [[ "$NODE_RUNTIME" == kubelet ]]; then
   if [[ -n "${K6_BINARY:-}" ]]; then
     k6_sum="$(sha256sum "$K6_BINARY" | cut -c1-16)"
     RUNNER_IMAGE_TAR="$BIN_DIR/images/k6-$k6_sum.tar"
-    if [[ ! -f "$RUNNER_IMAGE_TAR" ]]; then
+    if [[ ! -f "$RUNNER_IMAGE_TAR" || ! -f "${RUNNER_IMAGE_TAR%.tar}-private.tar" ]]; then
       # k6 is dynamically linked: its ldd libraries (libc, the loader) go into the image too.
       libs=()
       while read -r lib; do libs+=("$lib"); done < <(ldd "$K6_BINARY" | grep -o '/[^ ]*' | sort -u)
       bash "$HERE/image.sh" "$RUNNER_IMAGE_TAR" "$RUNNER_IMAGE" k6 "$K6_BINARY=/usr/bin/k6" "${libs[@]}"
+      # The same files as another image (its own ID) for the registry: a kubelet that pulled an
+      # image with a pull secret makes Pods without the secret pull it again (1.35's
+      # KubeletEnsureSecretPulledImages), so the preloaded image must not be the private one.
+      IMAGE_LABEL=k6-distributed.test/private=true bash "$HERE/image.sh" "${RUNNER_IMAGE_TAR%.tar}-private.tar" \
+        "$RUNNER_IMAGE" k6 "$K6_BINARY=/usr/bin/k6" "${libs[@]}"
     fi
     say "runner image $RUNNER_IMAGE (k6 and its ldd libraries, no shell): $RUNNER_IMAGE_TAR"
   fi

@@ -4,7 +4,8 @@
 # Each SRC file is copied to DEST in the image (to its own path when DEST is omitted), so a
 # dynamically linked binary goes in with the libraries `ldd` lists. NAME (e.g.
 # docker.io/grafana/k6:2.2.0) is the name containerd gives the image on import. No Docker, no
-# shell in the image: only the files given.
+# shell in the image: only the files given. IMAGE_LABEL=key=value adds a label to the image config
+# (a different image ID for the same files).
 set -euo pipefail
 
 out=$1 name=$2 entrypoint=$3
@@ -32,9 +33,10 @@ blob() { # FILE -> prints "sha256:<hex> <size>" and stores the blob
   echo "sha256:$hex $size"
 }
 read -r layer_digest layer_size < <(blob "$work/layer.tar")
-jq -cn --arg diff "$layer_digest" --arg ep "$entrypoint" '{
+label="${IMAGE_LABEL:-org.opencontainers.image.title=${name}}"
+jq -cn --arg diff "$layer_digest" --arg ep "$entrypoint" --arg lk "${label%%=*}" --arg lv "${label#*=}" '{
   architecture: "amd64", os: "linux",
-  config: {Entrypoint: [$ep], Env: ["PATH=/usr/local/bin:/usr/bin:/bin"], WorkingDir: "/"},
+  config: {Entrypoint: [$ep], Env: ["PATH=/usr/local/bin:/usr/bin:/bin"], WorkingDir: "/", Labels: {($lk): $lv}},
   rootfs: {type: "layers", diff_ids: [$diff]}}' >"$work/config.json"
 read -r config_digest config_size < <(blob "$work/config.json")
 jq -cn --arg cd "$config_digest" --argjson cs "$config_size" --arg ld "$layer_digest" --argjson ls "$layer_size" '{

@@ -74,7 +74,7 @@ EOF
   spawn registry env K6D_NODE_STATE="$NODES_DIR" docker-registry serve "$STATE/registry/config.yml"
   wait_for "the registry" registry bash -c "curl -s -o /dev/null -w '%{http_code}' http://$REGISTRY/v2/ | grep -qx 401"
   # The runner image under a private name: pulling it needs a pull secret.
-  registry_push "$runner_tar" k6d/k6 2.2.0 || die "pushing the runner image to the registry failed"
+  registry_push "${runner_tar%.tar}-private.tar" k6d/k6 2.2.0 || die "pushing the runner image to the registry failed"
 
   # --- per node: certificate, configs, holder, containerd ---------------------------------------
   local name pool n dir ip holder

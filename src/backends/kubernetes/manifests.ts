@@ -159,7 +159,11 @@ export interface RunSpec extends PodOptions {
  */
 export function extractSummary(log: string): { summary?: string; rest: string } {
   const lines = log.split('\n');
-  for (let start = lines.lastIndexOf('{'); start >= 0; start = start > 0 ? lines.lastIndexOf('{', start - 1) : -1) {
+  for (
+    let start = lines.lastIndexOf('{');
+    start >= 0;
+    start = start > 0 ? lines.lastIndexOf('{', start - 1) : -1
+  ) {
     const body = ['{'];
     const used = new Set([start]);
     for (let i = start + 1; i < lines.length; i++) {
@@ -343,7 +347,7 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
                 'k6',
                 'run',
                 '--quiet',
-                '--no-summary',
+                '--summary-mode=disabled',
                 '--no-usage-report',
                 '--log-output=none',
                 PATHS.barrierScript,

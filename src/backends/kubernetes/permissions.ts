@@ -1,5 +1,5 @@
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError } from '../../errors.ts';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
 
 /** One permission the run needs in its namespace. */
 export interface Permission {
@@ -33,7 +33,9 @@ function describe(p: Permission): string {
 /**
  * Asks the API server, with SelfSubjectAccessReviews, whether the credentials hold every
  * permission in `namespace`, before anything is created.
- * @throws ConfigurationError listing every missing verb and resource in one message.
+ * @throws ConfigurationError listing every missing verb and resource in one message; or, when no
+ *   request reaches the API server (an exec credential plugin that fails, a server that does not
+ *   answer), naming the server and the reason (for a plugin: what it wrote to stderr).
  */
 export async function checkPermissions(
   kc: KubeConfig,
@@ -60,7 +62,14 @@ export async function checkPermissions(
       });
       return { p, allowed: review.status?.allowed === true };
     }),
-  );
+  ).catch((error: unknown) => {
+    // An ApiException carries the HTTP code: the server answered, so it is not about credentials.
+    if (typeof (error as { code?: unknown })?.code === 'number') throw error;
+    const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
+    throw new ConfigurationError(
+      `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
+    );
+  });
   const missing = answers.filter((a) => !a.allowed).map((a) => describe(a.p));
   if (missing.length > 0) {
     throw new ConfigurationError(
