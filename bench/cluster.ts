@@ -230,12 +230,24 @@ async function runPhase(phase: Phase, dir: string) {
 async function main() {
   const dir = path.join(os.tmpdir(), `k6d-bench-cluster-${process.pid}`);
   await mkdir(dir, { recursive: true });
-  const rows = [];
+  // PHASES=agent (or kubelet) measures one kind of node and keeps the other's rows from the last run.
+  const only = process.env.PHASES?.split(',');
+  type Row = Awaited<ReturnType<typeof runPhase>>[number];
+  const kept: Row[] = only
+    ? (
+        JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8').catch(() => '{"rows":[]}')) as {
+          rows: Row[];
+        }
+      ).rows.filter((r) => !only.includes(r.runtime))
+    : [];
+  const rows: Row[] = [];
   try {
     for (const phase of PHASES) {
-      if (process.env.PHASES && !process.env.PHASES.split(',').includes(phase.runtime)) continue;
+      if (only && !only.includes(phase.runtime)) continue;
       rows.push(...(await runPhase(phase, dir)));
     }
+    rows.unshift(...kept.filter((r) => r.runtime === 'kubelet'));
+    rows.push(...kept.filter((r) => r.runtime === 'agent'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
