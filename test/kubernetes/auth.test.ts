@@ -133,7 +133,8 @@ describe('authentication', () => {
     // dist/run.js as the Actions runner starts it (test/support/action.ts), inside the namespace.
     const workspace = tempDir('k6d-action-');
     const output = path.join(workspace, '.github-output');
-    writeFileSync(output, '');
+    for (const f of ['.github-output', '.github-state', '.github-summary'])
+      writeFileSync(path.join(workspace, f), '');
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
       GITHUB_OUTPUT: output,

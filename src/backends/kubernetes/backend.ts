@@ -107,8 +107,8 @@ const INITIALISING: K6Status = {
  *
  * The barrier costs the API server nothing per poll: a runner's `api.status()` is answered from the
  * Pod watch (its barrier container ends once k6 is at status 4, see manifests.ts) until the watch
- * says ready; then one real `GET /v1/status` through the pod proxy confirms it and warms the
- * connection the start `PATCH` goes out on. A runner whose barrier container failed is polled
+ * says every runner is ready; then one real `GET /v1/status` per runner, all at once, through the
+ * pod proxy confirms it and opens the warm connection its start `PATCH` goes out on. A runner whose barrier container failed is polled
  * through the proxy as before.
  */
 export class KubernetesBackend implements Backend {
@@ -223,7 +223,12 @@ export class KubernetesBackend implements Backend {
               container: CONTAINERS.k6,
             }));
           const { summary, rest } = extractSummary(log);
-          const logTail = rest.trimEnd().split('\n').slice(-15).join('\n');
+          // k6's own log lines; its end-of-test text summary (every line indented) is left out.
+          const logTail = rest
+            .split('\n')
+            .filter((line) => line.trim() && !/^\s/.test(line))
+            .slice(-15)
+            .join('\n');
           return summary === undefined ? { logTail, ...node } : { summary, logTail, ...node };
         } catch (error) {
           return {
@@ -298,13 +303,27 @@ export class KubernetesBackend implements Backend {
       status: async () => {
         const state = this.pods!.state(index);
         if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
-        if (state.barrier === 'waiting') return INITIALISING;
+        // Until every runner's barrier container has ended, none is confirmed: then the orchestrator's
+        // next poll sends all confirmations at once, which opens one warm connection per runner
+        // for the start PATCHes (sequential confirmations would leave a few sockets for all).
+        if (state.barrier === 'waiting' || (state.barrier === 'ready' && !this.allBarriersDone())) {
+          return INITIALISING;
+        }
         if (confirmed && state.barrier === 'ready') return confirmed;
         const status = await proxied.status();
         if (status.status === K6_STATUS.PausedBeforeRun && state.barrier === 'ready') confirmed = status;
         return status;
       },
     };
+  }
+
+  /** Whether every runner's Pod runs and its barrier container has ended (ready or failed). */
+  private allBarriersDone(): boolean {
+    for (let i = 0; i < this.runnerCount; i++) {
+      const state = this.pods!.state(i);
+      if (state.kind !== 'running' || state.barrier === 'waiting') return false;
+    }
+    return true;
   }
 
   /** A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod. */
