@@ -1,12 +1,16 @@
 /**
- * Benchmarks of the Kubernetes backend on the test control plane (test/cluster: a real
- * kube-apiserver, controller manager and scheduler; a node agent runs the Pods as processes).
- * For 4 and 8 runners it measures the start skew, the orchestration overhead (wall time minus the
- * test's own duration minus the time for Pods to start and initialise), and the API requests the
- * run costs per runner (the API server's `apiserver_request_total`, less the same time idle).
+ * Benchmarks of the Kubernetes backend on the test cluster (test/cluster: a real kube-apiserver,
+ * controller manager and scheduler). 4 and 16 runners run on real nodes (a kubelet and containerd
+ * each, 16 nodes); 32 and 64 runners on the stand-in node agent (64 nodes: 64 real kubelets and
+ * containerds do not fit in 2 cores next to 128 k6 processes). One more row: 4 runners on real
+ * nodes whose VU init takes 30 s, to show the API requests do not grow with the wait.
+ * Each row measures the start skew, Pod start + VU init (Jobs created -> every runner at status 4),
+ * the orchestration overhead (wall time minus the test's own duration minus Pod start + VU init),
+ * and the API requests the run costs per runner (the API server's `apiserver_request_total`, from
+ * every client, less the same time idle).
  * Writes bench/results/cluster.json and bench/results/cluster.md.
  *
- *   npm run bench:cluster
+ *   npm run bench:cluster            (ROUNDS=2 by default; ROUNDS=3 for steadier medians)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -23,8 +27,33 @@ import { runTest } from '../src/run/index.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const STATE = path.join(ROOT, 'test/cluster/.state-bench');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-const NODES = 8;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
+
+/** One cluster and the runs on it. */
+interface Phase {
+  runtime: 'kubelet' | 'agent';
+  nodes: number;
+  cases: Array<{ runners: number; initS: number; rounds: number }>;
+}
+const PHASES: Phase[] = [
+  {
+    runtime: 'kubelet',
+    nodes: 16,
+    cases: [
+      { runners: 4, initS: 0, rounds: ROUNDS },
+      { runners: 16, initS: 0, rounds: ROUNDS },
+      { runners: 4, initS: 30, rounds: 1 },
+    ],
+  },
+  {
+    runtime: 'agent',
+    nodes: 64,
+    cases: [
+      { runners: 32, initS: 0, rounds: ROUNDS },
+      { runners: 64, initS: 0, rounds: ROUNDS },
+    ],
+  },
+];
 
 /** Sum of `apiserver_request_total`, overall and by resource[/subresource]. */
 async function requestCounts(kc: KubeConfig): Promise<{ total: number; byResource: Record<string, number> }> {
@@ -67,38 +96,41 @@ function median(values: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
-async function main() {
+function scriptFor(runners: number, initS: number): string {
+  return `import http from 'k6/http';
+import { sleep } from 'k6';
+// VU init (not the options pass, VU 0) takes ${initS} s.
+if (__VU > 0 && ${initS} > 0) sleep(${initS});
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: ${2 * runners}, duration: '5s' } } };
+export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05); }
+`;
+}
+
+async function runPhase(phase: Phase, dir: string) {
   const env = {
     ...process.env,
     CLUSTER_STATE_DIR: STATE,
     CLUSTER_POD_NET: '10.215',
-    DEDICATED_NODES: String(NODES),
-    GENERAL_NODES: '1',
+    DEDICATED_NODES: String(phase.nodes),
+    GENERAL_NODES: '0',
+    NODE_RUNTIME: phase.runtime,
+    CLUSTER_START_TIMEOUT: '300',
   };
   execFileSync('bash', [path.join(ROOT, 'test/cluster/start.sh')], {
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const rows = [];
   const kc = new KubeConfig();
   kc.loadFromFile(path.join(STATE, 'kubeconfig'));
   const gateway = /K6D_POD_GATEWAY='([^']+)'/.exec(await readFile(path.join(STATE, 'env'), 'utf8'))![1]!;
   const target = await startNodeTarget(gateway);
-  const dir = path.join(os.tmpdir(), `k6d-bench-cluster-${process.pid}`);
-  await mkdir(dir, { recursive: true });
-  const script = path.join(dir, 'script.js');
-  await writeFile(
-    script,
-    `import http from 'k6/http';
-import { sleep } from 'k6';
-export const options = { scenarios: { s: { executor: 'constant-vus', vus: 16, duration: '5s' } } };
-export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05); }
-`,
-  );
-  const rows = [];
   try {
-    for (const runners of [4, 8]) {
+    for (const { runners, initS, rounds: count } of phase.cases) {
+      const script = path.join(dir, `script-${runners}-${initS}.js`);
+      await writeFile(script, scriptFor(runners, initS));
       const rounds = [];
-      for (let round = 0; round < ROUNDS; round++) {
+      for (let round = 0; round < count; round++) {
         let createdAt = 0;
         let readyAt = 0;
         const log: Logger = {
@@ -140,7 +172,7 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
                   spread: 'one-per-node',
                 },
                 cleanup: 'always',
-                scheduleTimeoutS: 60,
+                scheduleTimeoutS: 120,
                 activeDeadlineSeconds: 600,
                 log,
               }),
@@ -161,6 +193,7 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
         const podStartS = (readyAt - createdAt) / 1000;
         rounds.push({
           verdict: result.verdict,
+          failures: result.failures,
           wallS,
           testS: result.durationS,
           podStartS,
@@ -170,11 +203,13 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
           byResource: net,
         });
         console.error(
-          `runners=${runners} round=${round + 1}: wall ${wallS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms`,
+          `${phase.runtime} runners=${runners} init=${initS}s round=${round + 1}: ${result.verdict}, wall ${wallS.toFixed(1)} s, pod start ${podStartS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms`,
         );
       }
       rows.push({
+        runtime: phase.runtime,
         runners,
+        initS,
         rounds,
         skewMs: median(rounds.map((r) => r.skewMs)),
         podStartS: median(rounds.map((r) => r.podStartS)),
@@ -186,29 +221,58 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05);
     }
   } finally {
     await target.stop();
-    await rm(dir, { recursive: true, force: true });
     execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }
+  return rows;
+}
+
+async function main() {
+  const dir = path.join(os.tmpdir(), `k6d-bench-cluster-${process.pid}`);
+  await mkdir(dir, { recursive: true });
+  // PHASES=agent (or kubelet) measures one kind of node and keeps the other's rows from the last run.
+  const only = process.env.PHASES?.split(',');
+  type Row = Awaited<ReturnType<typeof runPhase>>[number];
+  const kept: Row[] = only
+    ? (
+        JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8').catch(() => '{"rows":[]}')) as {
+          rows: Row[];
+        }
+      ).rows.filter((r) => !only.includes(r.runtime))
+    : [];
+  const rows: Row[] = [];
+  try {
+    for (const phase of PHASES) {
+      if (only && !only.includes(phase.runtime)) continue;
+      rows.push(...(await runPhase(phase, dir)));
+    }
+    rows.unshift(...kept.filter((r) => r.runtime === 'kubelet'));
+    rows.push(...kept.filter((r) => r.runtime === 'agent'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
   const md = [
-    `# Kubernetes backend on the test control plane (${new Date().toISOString()}, ${os.availableParallelism()} cores, ${ROUNDS} rounds, medians)`,
+    `# Kubernetes backend on the test cluster (${new Date().toISOString()}, ${os.availableParallelism()} cores, medians of ${ROUNDS} rounds, 1 for the 30 s init)`,
     '',
-    '5 s constant-vus test, 16 VUs in all, one runner per dedicated node, cleanup always.',
+    '5 s constant-vus test, 2 VUs per runner, one runner per dedicated node, cleanup always. Nodes: `kubelet` =',
+    'real kubelets with containerd (16 nodes), `agent` = the stand-in node agent (64 nodes).',
     '',
-    '| Runners | Start skew | Pod start + VU init | Test | Orchestration overhead | Wall | API requests per runner |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    '| Nodes | Runners | VU init | Start skew | Pod start + VU init | Test | Orchestration overhead | Wall | API requests per runner |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.runners} | ${r.skewMs.toFixed(2)} ms | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} |`,
+        `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${r.skewMs.toFixed(2)} ms | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} |`,
     ),
     '',
     'API requests by resource in the last round of each size (the run less the same time idle):',
     '',
     ...rows.map(
       (r) =>
-        `- ${r.runners} runners: ${Object.entries(r.rounds.at(-1)!.byResource)
+        `- ${r.runtime}, ${r.runners} runners, ${r.initS} s init: ${Object.entries(
+          r.rounds.at(-1)!.byResource,
+        )
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}`,
     ),

@@ -7,6 +7,8 @@
 # Needs K6_BINARY (or k6 on PATH). Uses its own state dir (SMOKE_STATE_DIR, default
 # test/cluster/.state-smoke) so it does not touch a cluster started by hand.
 set -euo pipefail
+# It checks the stand-in agent's pod network namespaces, so it runs on agent nodes.
+export NODE_RUNTIME="${NODE_RUNTIME:-agent}"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export CLUSTER_STATE_DIR="${SMOKE_STATE_DIR:-$HERE/.state-smoke}"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts the k6-distributed test cluster: etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and the node agent (k6d-agent) that runs pods as local processes.
+# kube-scheduler, and the nodes: real kubelets with one containerd each (NODE_RUNTIME=kubelet, the
+# default: kubelet-nodes.sh), or the node agent k6d-agent that runs pods as local processes
+# (NODE_RUNTIME=agent: many nodes on few cores).
 # Waits until the API is ready, the nodes are Ready and the default service account exists.
 #
 # Writes, in ${CLUSTER_STATE_DIR:-test/cluster/.state}:
@@ -19,6 +21,8 @@ BUDGET="${CLUSTER_START_TIMEOUT:-180}"
 CLUSTER_WANT_NODES="${DEDICATED_NODES:-}${GENERAL_NODES:-}" # set when the caller asked for node counts
 DEDICATED_NODES="${DEDICATED_NODES:-4}"
 GENERAL_NODES="${GENERAL_NODES:-1}"
+NODE_RUNTIME="${NODE_RUNTIME:-kubelet}"
+[[ "$NODE_RUNTIME" == kubelet || "$NODE_RUNTIME" == agent ]] || { echo "[start] error: NODE_RUNTIME must be kubelet or agent, got '$NODE_RUNTIME'" >&2; exit 1; }
 STARTING=0 # 1 once this run starts creating the state dir and processes
 say() { printf '[start] %s\n' "$*"; }
 die() {
@@ -59,21 +63,25 @@ if ip link show "k6br$NET_N" >/dev/null 2>&1; then
 fi
 
 # --- binaries -----------------------------------------------------------------------------
-tb=$SECONDS
-bash "$HERE/build.sh" | sed 's/^/  /'
-build_s=$((SECONDS - tb))
-KUBE_VERSION="$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$HERE/kube/go.mod")"
-BIN="${K6D_CACHE_DIR:-$HOME/.cache/k6-distributed}/kube-$KUBE_VERSION"
-ETCD="$(command -v etcd)"
-
 if [[ -z "${K6_BINARY:-}" ]] && command -v k6 >/dev/null; then K6_BINARY="$(command -v k6)"; fi
 if [[ -n "${K6_BINARY:-}" ]]; then
   [[ -x "$K6_BINARY" ]] || die "K6_BINARY=$K6_BINARY is not an executable"
   K6_BINARY="$(realpath "$K6_BINARY")"
+  export K6_BINARY
   say "k6 for grafana/k6 images: $K6_BINARY"
+elif [[ "$NODE_RUNTIME" == kubelet ]]; then
+  die "real nodes need K6_BINARY (or k6 on PATH) to build the runner image"
 else
   say "warning: no K6_BINARY and no k6 on PATH: pods with grafana/k6 images will fail to start"
 fi
+PAUSE_IMAGE="registry.k8s.io/pause:3.10"
+tb=$SECONDS
+NODE_RUNTIME="$NODE_RUNTIME" PAUSE_IMAGE="$PAUSE_IMAGE" bash "$HERE/build.sh" | sed 's/^/  /'
+((PIPESTATUS[0] == 0)) || die "build.sh failed"
+build_s=$((SECONDS - tb))
+KUBE_VERSION="$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$HERE/kube/go.mod")"
+BIN="${K6D_CACHE_DIR:-$HOME/.cache/k6-distributed}/kube-$KUBE_VERSION"
+ETCD="$(command -v etcd)"
 
 T0=$SECONDS
 deadline=$((T0 + BUDGET))
@@ -181,6 +189,7 @@ export CLUSTER_POD_NET='$POD_NET'
 export K6D_POD_GATEWAY='$GATEWAY'
 export K6D_DEDICATED_NODES='$DEDICATED_NODES'
 export K6D_GENERAL_NODES='$GENERAL_NODES'
+export K6D_NODE_RUNTIME='$NODE_RUNTIME'
 EOF
 
 # --- processes --------------------------------------------------------------------------------
@@ -244,26 +253,39 @@ spawn kube-scheduler "$BIN/kube-scheduler" \
   --kubeconfig "$PKI/scheduler.kubeconfig" \
   --authentication-kubeconfig "$PKI/scheduler.kubeconfig" --authorization-kubeconfig "$PKI/scheduler.kubeconfig" \
   --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 --profiling=false
+if [[ "$NODE_RUNTIME" == kubelet ]]; then
+  # shellcheck source=kubelet-nodes.sh
+  source "$HERE/kubelet-nodes.sh"
+  kubelet_nodes_start
+  cat >>"$STATE/env" <<EOF
+export K6D_REGISTRY='$REGISTRY'
+export K6D_REGISTRY_USER='$REGISTRY_USER'
+export K6D_REGISTRY_PASSWORD='$REGISTRY_PASSWORD'
+EOF
+  NODE_COMPONENT="kubelet-k6d-loadtest-1"
+else
 spawn k6d-agent env KUBECONFIG="$PKI/agent.kubeconfig" AGENT_STATE_DIR="$STATE/agent" \
   CLUSTER_POD_NET="$POD_NET" K6_BINARY="${K6_BINARY:-}" \
   DEDICATED_NODES="$DEDICATED_NODES" GENERAL_NODES="$GENERAL_NODES" \
   NODE_CPU="${NODE_CPU:-4}" NODE_MEMORY="${NODE_MEMORY:-8Gi}" NODE_PODS="${NODE_PODS:-110}" \
   KUBELET_PORT="${KUBELET_PORT:-10250}" KUBELET_VERSION="$KUBE_VERSION" \
   "$BIN/k6d-agent"
+  NODE_COMPONENT=k6d-agent
+fi
 
 want_nodes=$((DEDICATED_NODES + GENERAL_NODES))
 nodes_ready() {
   local n
-  n="$(kcurl "$API/api/v1/nodes?labelSelector=k6-distributed.test/agent%3Dtrue" | jq '[.items[]
+  n="$(kcurl "$API/api/v1/nodes" | jq '[.items[]
       | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))
       | select(all(.spec.taints[]?; (.key | startswith("node.kubernetes.io/")) | not))] | length')"
   [[ "$n" -eq "$want_nodes" ]]
 }
-wait_for "$want_nodes Ready nodes" k6d-agent nodes_ready
+wait_for "$want_nodes Ready nodes" "$NODE_COMPONENT" nodes_ready
 say "$want_nodes nodes Ready ($DEDICATED_NODES dedicated, $GENERAL_NODES general) ($((SECONDS - T0)) s)"
 wait_for "the default service account" kube-controller-manager kcurl "$API/api/v1/namespaces/default/serviceaccounts/default"
 wait_for "the kube-root-ca.crt config map" kube-controller-manager kcurl "$API/api/v1/namespaces/default/configmaps/kube-root-ca.crt"
-for c in kube-scheduler k6d-agent; do alive "$c" || die "$c exited: $(tail -n 3 "$STATE/logs/$c.log" | tr '\n' ' ' | cut -c1-400)"; done
+for c in kube-scheduler "$NODE_COMPONENT"; do alive "$c" || die "$c exited: $(tail -n 3 "$STATE/logs/$c.log" | tr '\n' ' ' | cut -c1-400)"; done
 
 say "cluster ready in $((SECONDS - T0)) s (budget $BUDGET s; build/check took $build_s s)"
 say "  source $STATE/env    # KUBECONFIG=$STATE/kubeconfig, K6D_APISERVER=$API"

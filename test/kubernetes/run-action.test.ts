@@ -9,8 +9,8 @@ import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 
 // The bundled dist/run.js, run the way GitHub runs it, against a real kube-apiserver, controller
-// manager and scheduler (test/cluster). Pods are real k6 processes in network namespaces run by the
-// harness's node agent, which stands in for kubelets because no container runtime runs here.
+// manager and scheduler (test/cluster) and real nodes: kubelets with containerd, so every runner
+// Pod is a container of the runner image (k6 and its libraries, no shell) under runc.
 
 const kubeconfig = () => readFileSync(process.env.KUBECONFIG!, 'utf8');
 const kc = new KubeConfig();

@@ -6,8 +6,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const STATE = path.join(ROOT, 'test/cluster/.state-e2e');
 
 /**
- * Starts the test control plane (etcd, kube-apiserver, controller manager, scheduler, and the node
- * agent standing in for kubelets: test/cluster/README.md) once for the cluster tests, building it
+ * Starts the test cluster (etcd, kube-apiserver, controller manager, scheduler, and 5 real nodes:
+ * a kubelet and a containerd each, test/cluster/README.md) once for the cluster tests, building it
  * on first use, and stops it afterwards. Its env file is handed to the tests as environment.
  */
 export default function setup(): () => void {
@@ -17,6 +17,7 @@ export default function setup(): () => void {
     CLUSTER_POD_NET: '10.214',
     DEDICATED_NODES: '4',
     GENERAL_NODES: '1',
+    NODE_RUNTIME: 'kubelet',
   };
   execFileSync('bash', [path.join(ROOT, 'test/cluster/start.sh')], {
     env,

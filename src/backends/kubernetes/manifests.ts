@@ -8,7 +8,17 @@ import { type RunnerPlan, type RunPlan, runnerArgs } from '../../run/plan.ts';
  *   deleting the ConfigMap removes the Jobs and, through them, the Pods (Kubernetes garbage
  *   collection: https://kubernetes.io/docs/concepts/architecture/garbage-collection/).
  * Runner Pods are hardened: non-root, read-only root filesystem, no service-account token, every
- * capability dropped, no privilege escalation, the RuntimeDefault seccomp profile.
+ * capability dropped, no privilege escalation, the RuntimeDefault seccomp profile (the
+ * `restricted` Pod Security Standard: https://kubernetes.io/docs/concepts/security/pod-security-standards/).
+ * Nothing needs a shell in the image: the containers run `k6` itself, so a distroless xk6 image
+ * works. Each runner Pod has two containers:
+ * - `k6`: `k6 run --paused`, the summary export written to its own stdout, so it reaches the Pod
+ *   log, the one thing the API server lets us read from a finished container;
+ * - `barrier`: a second `k6 run` of a tiny script (in the run's ConfigMap) that polls the runner's
+ *   REST API on 127.0.0.1 and exits 0 once the runner is at status 4 (PausedBeforeRun). Its
+ *   termination is in the Pod's status, so the Pod watch carries the readiness of every runner and
+ *   the orchestrator's barrier costs the API server nothing. (An HTTP readinessProbe cannot do it:
+ *   k6's `/v1/status` answers 200 at every status, and no k6 endpoint fails before status 4.)
  */
 
 /** Label keys every object of a run carries. */
@@ -26,9 +36,50 @@ export const REST_PORT = 6565;
 export const PATHS = {
   archiveDir: '/k6d/archive',
   archive: '/k6d/archive/archive.tar',
+  barrierScript: '/k6d/archive/barrier.js',
   workDir: '/k6d/work',
-  summary: '/k6d/work/summary.json',
+  /** k6 writes the summary export to its stdout: it lands in the Pod log (see {@link extractSummary}). */
+  summary: '/dev/stdout',
 } as const;
+
+/** The container names of a runner Pod. */
+export const CONTAINERS = { k6: 'k6', barrier: 'barrier' } as const;
+
+/** Resources of the barrier container when none are given: one idle VU polling 10 times a second. */
+export const BARRIER_RESOURCES: Resources = {
+  requests: { cpu: '10m', memory: '32Mi' },
+  limits: { memory: '256Mi' },
+};
+
+/**
+ * The barrier container's k6 script: polls the runner's `GET /v1/status` on 127.0.0.1 every
+ * 100 ms and ends (exit 0) at status 4 (PausedBeforeRun) or later; when the runner's REST API
+ * answered once and then stays gone for 2 s (the runner exited), it fails (exit 108) instead.
+ */
+export function barrierScript(): string {
+  return `import http from 'k6/http';
+import exec from 'k6/execution';
+import { sleep } from 'k6';
+export const options = {
+  scenarios: { barrier: { executor: 'shared-iterations', vus: 1, iterations: 1, maxDuration: '8760h' } },
+};
+export default function () {
+  let seen = false;
+  let gone = 0;
+  for (;;) {
+    const r = http.get('http://127.0.0.1:${REST_PORT}/v1/status', { timeout: '2s' });
+    if (r.status === 200) {
+      seen = true;
+      gone = 0;
+      if (r.json('data.attributes.status') >= 4) return;
+    } else if (seen && ++gone > 20) {
+      exec.test.abort('the runner REST API went away before status 4');
+    }
+    sleep(0.1);
+  }
+}
+`;
+}
 
 /** The largest archive a ConfigMap holds: the API server refuses objects over 1 MiB (etcd's request limit is ~1.5 MiB). */
 export const MAX_ARCHIVE_BYTES = 1024 * 1024 - 16 * 1024;
@@ -58,16 +109,34 @@ export interface Resources {
 /** An env var of the runners: a value, or a key of a Secret. */
 export type RunnerEnv = { name: string; value: string } | { name: string; secret: string; key: string };
 
+/** Pod spec options users set for their cluster's rules (the k6-operator's `runner` block has each). */
+export interface PodOptions {
+  /** Pod `spec.imagePullSecrets`: names of `kubernetes.io/dockerconfigjson` Secrets in the namespace. */
+  imagePullSecrets?: string[];
+  /**
+   * Pod `spec.serviceAccountName` (e.g. one bound to a cloud identity). Its token is still not
+   * mounted (`automountServiceAccountToken: false`): k6 does not talk to the Kubernetes API.
+   */
+  serviceAccountName?: string;
+  /** Pod annotations, e.g. `sidecar.istio.io/inject: "false"` to keep a service mesh out. */
+  podAnnotations?: Record<string, string>;
+  /** Pod `spec.priorityClassName`. */
+  priorityClassName?: string;
+  /** Resources of the barrier container (default {@link BARRIER_RESOURCES}). */
+  barrierResources?: Resources;
+}
+
 /** Everything the manifests need. */
-export interface RunSpec {
+export interface RunSpec extends PodOptions {
   runId: string;
   namespace: string;
   image: string;
   plan: RunPlan;
   placement: Placement;
+  /** Resources of the k6 container. */
   resources?: Resources;
   env?: RunnerEnv[];
-  /** Extra labels for every object. */
+  /** Extra labels for every object (ConfigMap, Jobs, Pods). */
   labels?: Record<string, string>;
   /**
    * Pod sysctls (`spec.securityContext.sysctls`), e.g. `net.ipv4.ip_local_port_range=1024 65535`
@@ -82,31 +151,43 @@ export interface RunSpec {
 }
 
 /**
- * The prefix of every summary line in a runner's log. The run id makes a script's own output
- * unable to fake it. Each line carries it because a Pod log merges stdout and stderr in arrival
- * order, so k6's own stderr lines may land between the summary's lines.
+ * Splits a runner's Pod log into the summary export k6 wrote to its stdout and the rest (k6's own
+ * lines). k6 writes the export as indented JSON (`{` and `}` alone on their lines, every line in
+ * between indented); a Pod log merges stdout and stderr line by line in arrival order, so a log
+ * line of k6's (never indented) may land inside it and is set aside. The last such block that
+ * parses as a summary (it has `metrics`) wins.
  */
-export function summaryPrefix(runId: string): string {
-  return `k6-distributed-summary ${runId} `;
-}
-
-/**
- * The container's shell wrapper: runs k6 with the given arguments, forwards SIGTERM to it (a shell
- * as PID 1 would ignore it), then prints each line of the `--summary-export` file behind
- * {@link summaryPrefix}, and an `end` line, so the summary can be read from the Pod log, and exits
- * with k6's code.
- */
-export function wrapperScript(runId: string): string {
-  const prefix = summaryPrefix(runId);
-  return [
-    `trap 'kill -TERM "$pid" 2>/dev/null' TERM INT`,
-    'k6 "$@" & pid=$!',
-    'wait "$pid"; rc=$?',
-    'while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done',
-    // k6 writes the file without a final newline: the echo ends its last line.
-    `[ -f '${PATHS.summary}' ] && { cat '${PATHS.summary}'; echo; } | sed 's/^/${prefix}| /' && echo '${prefix}end'`,
-    'exit "$rc"',
-  ].join('\n');
+export function extractSummary(log: string): { summary?: string; rest: string } {
+  const lines = log.split('\n');
+  for (
+    let start = lines.lastIndexOf('{');
+    start >= 0;
+    start = start > 0 ? lines.lastIndexOf('{', start - 1) : -1
+  ) {
+    const body = ['{'];
+    const used = new Set([start]);
+    for (let i = start + 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      if (line === '}' || line === '}\r') {
+        body.push('}');
+        used.add(i);
+        try {
+          const parsed = JSON.parse(body.join('\n')) as { metrics?: unknown };
+          if (parsed && typeof parsed === 'object' && parsed.metrics) {
+            return { summary: body.join('\n'), rest: lines.filter((_, j) => !used.has(j)).join('\n') };
+          }
+        } catch {
+          // not the export: look further up
+        }
+        break;
+      }
+      if (/^\s/.test(line)) {
+        body.push(line);
+        used.add(i);
+      }
+    }
+  }
+  return { rest: log };
 }
 
 /** Labels of every object of the run. */
@@ -124,12 +205,13 @@ export function runName(runId: string): string {
   return `k6d-${runId}`;
 }
 
-/** The ConfigMap holding the archive (`binaryData`, base64 as the API wants it). */
+/** The ConfigMap holding the archive (`binaryData`, base64 as the API wants it) and the barrier script. */
 export function archiveConfigMap(spec: RunSpec, archive: Buffer): V1ConfigMap {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: runName(spec.runId), namespace: spec.namespace, labels: runLabels(spec) },
+    data: { 'barrier.js': barrierScript() },
     binaryData: { 'archive.tar': archive.toString('base64') },
   };
 }
@@ -171,8 +253,8 @@ function placementOf(spec: RunSpec) {
 }
 
 /**
- * The Job of one runner. Its container runs `sh -c <wrapper> k6d <k6 run args>`, so the k6
- * arguments are argv words, never re-parsed by a shell.
+ * The Job of one runner. Its k6 container runs `k6 <k6 run args>` (argv words, no shell; k6 is
+ * PID 1 and handles SIGTERM itself), its barrier container `k6 run <barrier.js>`.
  * @param owner the run's ConfigMap as created (its `uid` makes it the Job's owner).
  */
 export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: string; uid: string }): V1Job {
@@ -182,6 +264,12 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     summary: PATHS.summary,
     address: `0.0.0.0:${REST_PORT}`,
   });
+  const securityContext = {
+    readOnlyRootFilesystem: true,
+    allowPrivilegeEscalation: false,
+    runAsNonRoot: true,
+    capabilities: { drop: ['ALL'] },
+  };
   const env = [
     { name: 'K6_NO_USAGE_REPORT', value: 'true' },
     { name: 'TMPDIR', value: PATHS.workDir },
@@ -213,10 +301,20 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
         ? {}
         : { ttlSecondsAfterFinished: spec.ttlSecondsAfterFinished }),
       template: {
-        metadata: { labels },
+        metadata: {
+          labels,
+          ...(spec.podAnnotations && Object.keys(spec.podAnnotations).length > 0
+            ? { annotations: spec.podAnnotations }
+            : {}),
+        },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
+          ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
+          ...(spec.imagePullSecrets && spec.imagePullSecrets.length > 0
+            ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) }
+            : {}),
+          ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 30,
           securityContext: {
@@ -230,18 +328,36 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
           ...placementOf(spec),
           containers: [
             {
-              name: 'k6',
+              name: CONTAINERS.k6,
               image: spec.image,
-              command: ['sh', '-c', wrapperScript(spec.runId), 'k6d', ...args],
+              command: ['k6', ...args],
               env,
               ports: [{ name: 'k6-api', containerPort: REST_PORT }],
               ...(spec.resources ? { resources: spec.resources } : {}),
-              securityContext: {
-                readOnlyRootFilesystem: true,
-                allowPrivilegeEscalation: false,
-                runAsNonRoot: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext,
+              volumeMounts: [
+                { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
+                { name: 'work', mountPath: PATHS.workDir },
+              ],
+            },
+            {
+              name: CONTAINERS.barrier,
+              image: spec.image,
+              command: [
+                'k6',
+                'run',
+                '--quiet',
+                '--summary-mode=disabled',
+                '--no-usage-report',
+                '--log-output=none',
+                PATHS.barrierScript,
+              ],
+              env: [
+                { name: 'K6_NO_USAGE_REPORT', value: 'true' },
+                { name: 'TMPDIR', value: PATHS.workDir },
+              ],
+              resources: spec.barrierResources ?? BARRIER_RESOURCES,
+              securityContext,
               volumeMounts: [
                 { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
                 { name: 'work', mountPath: PATHS.workDir },

@@ -1,6 +1,6 @@
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError } from '../../errors.ts';
-import { apiError } from './api-errors.ts';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { apiError, apiStatus } from './api-errors.ts';
 
 /** One permission the run needs in its namespace. */
 export interface Permission {
@@ -34,9 +34,10 @@ function describe(p: Permission): string {
 /**
  * Asks the API server, with SelfSubjectAccessReviews, whether the credentials hold every
  * permission in `namespace`, before anything is created.
- * @throws ConfigurationError listing every missing verb and resource in one message; the error
- *   of {@link apiError} when the API server refuses or cannot be reached (e.g. 401: the
- *   kubeconfig's credentials were not accepted).
+ * @throws ConfigurationError listing every missing verb and resource in one message; or, when no
+ *   request reaches the API server (an exec credential plugin that fails, a server that does not
+ *   answer), naming the server and the reason (for a plugin: what it wrote to stderr);
+ *   the error of {@link apiError} when the API server answers with an error status.
  */
 export async function checkPermissions(
   kc: KubeConfig,
@@ -63,7 +64,14 @@ export async function checkPermissions(
           },
         })
         .catch((error: unknown) => {
-          throw apiError(error, `checking the permissions in namespace ${namespace}`);
+          // An ApiException carries the HTTP status: the server answered.
+          if (apiStatus(error) !== undefined)
+            throw apiError(error, `checking the permissions in namespace ${namespace}`);
+          // Nothing reached the server: the kubeconfig's server or its credential plugin is wrong.
+          const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
+          throw new ConfigurationError(
+            `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
+          );
         });
       return { p, allowed: review.status?.allowed === true };
     }),

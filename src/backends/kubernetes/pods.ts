@@ -1,7 +1,7 @@
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { LABELS } from './manifests.ts';
+import { CONTAINERS, LABELS } from './manifests.ts';
 
 /**
  * Runner Pods as the orchestrator sees them, from a watch that reconnects: the client's watches
@@ -13,10 +13,65 @@ import { LABELS } from './manifests.ts';
 export type PodState =
   | { kind: 'none' }
   | { kind: 'pending'; pod: string; unschedulable?: string }
-  | { kind: 'running'; pod: string; node?: string }
-  | { kind: 'ended'; pod: string; code: number | null; reason?: string; node?: string }
+  /**
+   * `barrier`: `ready` once its barrier container ended with exit 0 (k6 reached status 4,
+   * PausedBeforeRun), `failed` when it ended otherwise, else `waiting`.
+   */
+  | {
+      kind: 'running';
+      pod: string;
+      node?: string;
+      barrier: 'waiting' | 'ready' | 'failed';
+      disruption?: Disruption;
+    }
+  | {
+      kind: 'ended';
+      pod: string;
+      code: number | null;
+      reason?: string;
+      node?: string;
+      disruption?: Disruption;
+    }
   /** It will never run: image pull error, bad config, crash loop, deleted. */
   | { kind: 'failed'; pod: string; reason: string };
+
+/**
+ * Why Kubernetes took a Pod away, from its `DisruptionTarget` condition (its reasons are the
+ * `PodReason*` constants of k8s.io/api core/v1, set by the eviction API, the scheduler's
+ * preemption, the taint manager, the Pod GC and the kubelet) or the kubelet's `Evicted` status
+ * reason; undefined when nothing disrupted it.
+ */
+export function disruptionOf(pod: V1Pod): Disruption | undefined {
+  const target = pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  const message = target?.message ?? pod.status?.message;
+  const what = (() => {
+    switch (target?.reason) {
+      case 'PreemptionByScheduler':
+        return 'preempted';
+      case 'EvictionByEvictionAPI':
+      case 'DeletionByTaintManager':
+      case 'TerminationByKubelet':
+        return 'evicted';
+      case 'DeletionByPodGC':
+        return 'deleted by the Pod garbage collector';
+      default:
+        if (pod.status?.reason === 'Evicted') return 'evicted';
+        return target ? `disrupted (${target.reason ?? 'DisruptionTarget'})` : undefined;
+    }
+  })();
+  if (!what) return undefined;
+  return { what, ...(target?.reason ? { by: target.reason } : {}), ...(message ? { message } : {}) };
+}
+
+/** What took a runner's Pod away. */
+export interface Disruption {
+  /** `evicted`, `preempted`, `deleted`, … as in "runner 2 was evicted on node n1". */
+  what: string;
+  /** The `DisruptionTarget` reason, e.g. `EvictionByEvictionAPI`, `PreemptionByScheduler`. */
+  by?: string;
+  /** Kubernetes' message (e.g. the kubelet's "The node was low on resource: memory."). */
+  message?: string;
+}
 
 /** Waiting reasons that never resolve by themselves (kubelet container states). */
 const FATAL_WAITING = new Set([
@@ -38,7 +93,11 @@ export function classifyPod(pod: V1Pod): PodState {
   const name = pod.metadata?.name ?? '?';
   const node = pod.spec?.nodeName;
   const status = pod.status;
-  const container = status?.containerStatuses?.find((c) => c.name === 'k6') ?? status?.containerStatuses?.[0];
+  const container =
+    status?.containerStatuses?.find((c) => c.name === CONTAINERS.k6) ?? status?.containerStatuses?.[0];
+  const barrier = status?.containerStatuses?.find((c) => c.name === CONTAINERS.barrier);
+  const disruption = disruptionOf(pod);
+  const disrupted = disruption ? { disruption } : {};
   const terminated = container?.state?.terminated;
   if (terminated) {
     const reason =
@@ -51,6 +110,7 @@ export function classifyPod(pod: V1Pod): PodState {
       code: terminated.exitCode ?? null,
       ...(reason ? { reason } : {}),
       ...(node ? { node } : {}),
+      ...disrupted,
     };
   }
   if (status?.phase === 'Failed' || status?.phase === 'Succeeded') {
@@ -59,13 +119,19 @@ export function classifyPod(pod: V1Pod): PodState {
       pod: name,
       code: null,
       reason: `${status.reason ?? status.phase}: ${status.message ?? 'no container status'}`,
+      ...(node ? { node } : {}),
+      ...disrupted,
     };
   }
   const waiting = container?.state?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
     return { kind: 'failed', pod: name, reason: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
   }
-  if (container?.state?.running) return { kind: 'running', pod: name, ...(node ? { node } : {}) };
+  if (container?.state?.running) {
+    const ended = barrier?.state?.terminated;
+    const gate = !ended ? 'waiting' : ended.exitCode === 0 ? 'ready' : 'failed';
+    return { kind: 'running', pod: name, barrier: gate, ...(node ? { node } : {}), ...disrupted };
+  }
   const scheduled = status?.conditions?.find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
     return { kind: 'pending', pod: name, unschedulable: scheduled.message ?? 'Unschedulable' };
@@ -79,6 +145,8 @@ export class RunnerPods {
   readonly pods = new Map<number, V1Pod>();
   /** Names of the runners' Pods that were deleted. */
   readonly deleted = new Set<string>();
+  /** Names of the Pods this process deletes itself (not a disruption). */
+  readonly deleting = new Set<string>();
   private abort: AbortController | undefined;
   private stopped = false;
   private resourceVersion = '';
@@ -114,13 +182,22 @@ export class RunnerPods {
     for (const l of this.listeners) l();
   }
 
-  /** The state of runner `index`. */
+  /**
+   * The state of runner `index`. A Pod deleted by someone else than this process counts as
+   * disrupted (`its Pod was deleted`), as an evicted or preempted one does.
+   */
   state(index: number): PodState {
     const pod = this.pods.get(index);
     if (!pod) return { kind: 'none' };
-    const state = classifyPod(pod);
-    if (this.deleted.has(pod.metadata?.name ?? '') && state.kind !== 'ended') {
-      return { kind: 'failed', pod: state.kind === 'none' ? '?' : state.pod, reason: 'its Pod was deleted' };
+    const name = pod.metadata?.name ?? '';
+    let state = classifyPod(pod);
+    const byOthers = !this.deleting.has(name) && (this.deleted.has(name) || pod.metadata?.deletionTimestamp);
+    if (byOthers && (state.kind === 'running' || state.kind === 'ended') && !state.disruption) {
+      state = { ...state, disruption: { what: 'deleted' } };
+    }
+    if (this.deleted.has(name) && state.kind !== 'ended') {
+      const what = state.kind === 'running' && state.disruption ? state.disruption.what : 'deleted';
+      return { kind: 'failed', pod: state.kind === 'none' ? '?' : state.pod, reason: `its Pod was ${what}` };
     }
     return state;
   }

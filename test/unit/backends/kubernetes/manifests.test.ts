@@ -5,16 +5,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readRunInputs } from '../../../../src/actions/run/inputs.ts';
-import { splitRunnerLog } from '../../../../src/backends/kubernetes/backend.ts';
 import {
+  archiveConfigMap,
+  BARRIER_RESOURCES,
+  extractSummary,
   LABELS,
-  PATHS,
   runnerJob,
-  summaryPrefix,
-  wrapperScript,
 } from '../../../../src/backends/kubernetes/manifests.ts';
 import { REQUIRED_PERMISSIONS } from '../../../../src/backends/kubernetes/permissions.ts';
-import { classifyPod } from '../../../../src/backends/kubernetes/pods.ts';
+import { classifyPod, disruptionOf } from '../../../../src/backends/kubernetes/pods.ts';
 import { describeExit } from '../../../../src/k6/exit-codes.ts';
 import { planRun } from '../../../../src/run/plan.ts';
 
@@ -37,27 +36,75 @@ describe('runner Job manifest', () => {
   const pod = job.spec!.template.spec!;
   const container = pod.containers[0]!;
 
-  it('runs segment 2/4:3/4 paused with the REST API on all interfaces, the archive last', () => {
+  it('runs k6 itself (no shell) on segment 2/4:3/4 paused, the REST API on all interfaces, the archive last', () => {
     const args = container.command!;
-    expect(args.slice(0, 2)).toEqual(['sh', '-c']);
-    const k6 = args.slice(4);
+    expect(args[0]).toBe('k6');
+    const k6 = args.slice(1);
     expect(k6.slice(0, 4)).toEqual(['run', '--paused', '--address', '0.0.0.0:6565']);
+    expect(k6[k6.indexOf('--summary-export') + 1]).toBe('/dev/stdout');
     expect(k6[k6.indexOf('--execution-segment') + 1]).toBe('2/4:3/4');
     expect(k6[k6.indexOf('--execution-segment-sequence') + 1]).toBe('0,1/4,2/4,3/4,1');
     expect(k6.at(-1)).toBe('/k6d/archive/archive.tar');
   });
 
-  it('is hardened', () => {
+  it('is hardened, both containers', () => {
     expect(job.spec!.backoffLimit).toBe(0);
     expect(pod.restartPolicy).toBe('Never');
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
-    expect(container.securityContext).toEqual({
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      runAsNonRoot: true,
-      capabilities: { drop: ['ALL'] },
-    });
+    expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier']);
+    for (const c of pod.containers) {
+      expect(c.securityContext).toEqual({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      });
+    }
+  });
+
+  it("has a barrier container that runs the ConfigMap's barrier script with k6, with small default resources", () => {
+    const barrier = pod.containers[1]!;
+    expect(barrier.command![0]).toBe('k6');
+    expect(barrier.command!.at(-1)).toBe('/k6d/archive/barrier.js');
+    expect(barrier.resources).toEqual(BARRIER_RESOURCES);
+    const cm = archiveConfigMap(spec, Buffer.from('tar'));
+    expect(cm.data!['barrier.js']).toContain("http.get('http://127.0.0.1:6565/v1/status'");
+    expect(cm.binaryData!['archive.tar']).toBe(Buffer.from('tar').toString('base64'));
+  });
+
+  it('carries the Pod options: pull secrets, service account, annotations, labels, priority, resources', () => {
+    const custom = runnerJob(
+      {
+        ...spec,
+        imagePullSecrets: ['regcred'],
+        serviceAccountName: 'k6-runner',
+        podAnnotations: { 'sidecar.istio.io/inject': 'false' },
+        labels: { team: 'perf' },
+        priorityClassName: 'load-test',
+        resources: { limits: { memory: '1Gi' } },
+        barrierResources: { limits: { memory: '64Mi' } },
+      },
+      spec.plan.runners[0]!,
+      { name: 'k6d-rtest1', uid: 'u-1' },
+    );
+    const p = custom.spec!.template.spec!;
+    expect(p.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    expect(p.serviceAccountName).toBe('k6-runner');
+    expect(p.automountServiceAccountToken).toBe(false);
+    expect(p.priorityClassName).toBe('load-test');
+    expect(custom.spec!.template.metadata!.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
+    expect(custom.spec!.template.metadata!.labels).toMatchObject({ team: 'perf' });
+    expect(custom.metadata!.labels).toMatchObject({ team: 'perf' });
+    expect(p.containers.map((c) => c.resources)).toEqual([
+      { limits: { memory: '1Gi' } },
+      { limits: { memory: '64Mi' } },
+    ]);
+    // None of them unless asked for.
+    expect(pod.imagePullSecrets).toBeUndefined();
+    expect(pod.serviceAccountName).toBeUndefined();
+    expect(pod.priorityClassName).toBeUndefined();
+    expect(job.spec!.template.metadata!.annotations).toBeUndefined();
   });
 
   it('is owned by the run ConfigMap and labelled with the run id and runner', () => {
@@ -89,49 +136,78 @@ describe('runner Job manifest', () => {
 });
 
 describe('runner log', () => {
-  const prefix = summaryPrefix('rtest1');
+  // As k6 writes the export to its stdout: indented JSON, no newline at the end.
+  const exported = JSON.stringify({ metrics: { iterations: { count: 3 } } }, null, 4);
 
-  it('gives the summary from its prefixed lines, even with k6 log lines between them', () => {
+  it('gives the summary k6 wrote to stdout, even with k6 log lines (from stderr) between its lines', () => {
+    const lines = exported.split('\n');
     const log = [
-      'level=info msg="hi"',
-      `${prefix}| {`,
-      'time="2026-11-21T09:00:00Z" level=warning msg="from stderr, arrived late"',
-      `${prefix}|   "metrics": {}`,
-      `${prefix}| }`,
-      `${prefix}end`,
-      'last line',
+      'time="2026-11-21T09:00:00Z" level=info msg="hi" source=console',
+      '  █ TOTAL RESULTS',
+      '    iterations...: 3',
+      ...lines.slice(0, 3),
+      'time="2026-11-21T09:00:01Z" level=warning msg="from stderr, arrived late"',
+      ...lines.slice(3),
     ].join('\n');
-    const { summary, rest } = splitRunnerLog(log, 'rtest1');
-    expect(JSON.parse(summary!)).toEqual({ metrics: {} });
+    const { summary, rest } = extractSummary(log);
+    expect(JSON.parse(summary!)).toEqual({ metrics: { iterations: { count: 3 } } });
     expect(rest).toBe(
-      'level=info msg="hi"\ntime="2026-11-21T09:00:00Z" level=warning msg="from stderr, arrived late"\nlast line',
+      [
+        'time="2026-11-21T09:00:00Z" level=info msg="hi" source=console',
+        '  █ TOTAL RESULTS',
+        '    iterations...: 3',
+        'time="2026-11-21T09:00:01Z" level=warning msg="from stderr, arrived late"',
+      ].join('\n'),
     );
   });
 
-  it('gives no summary when it is missing, incomplete, or from another run', () => {
-    expect(splitRunnerLog('no summary here', 'rtest1')).toEqual({ rest: 'no summary here' });
-    expect(splitRunnerLog(`${prefix}| {"metrics":`, 'rtest1').summary).toBeUndefined();
-    expect(
-      splitRunnerLog(`${summaryPrefix('other')}| {}\n${summaryPrefix('other')}end`, 'rtest1').summary,
-    ).toBeUndefined();
+  it('gives no summary when it is missing or cut off', () => {
+    expect(extractSummary('no summary here')).toEqual({ rest: 'no summary here' });
+    expect(extractSummary(exported.split('\n').slice(0, -2).join('\n')).summary).toBeUndefined();
+    expect(extractSummary('{\n    "other": 1\n}').summary).toBeUndefined();
   });
 
-  it('is what the wrapper prints, through a real shell', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'k6d-wrapper-'));
-    const summaryFile = path.join(dir, 'summary.json');
-    // As k6 writes it: no newline at the end.
-    writeFileSync(summaryFile, '{\n  "metrics": {"x": 1}\n}');
-    const script = wrapperScript('rtest1').replaceAll(PATHS.summary, summaryFile);
-    // A fake k6 that logs to stderr and exits 99.
-    writeFileSync(path.join(dir, 'k6'), '#!/bin/sh\necho "k6 log line" >&2\nexit 99\n', { mode: 0o755 });
-    const out = spawnSync('sh', ['-c', script, 'k6d', 'run', 'x.tar'], {
-      env: { PATH: `${dir}:${process.env.PATH}` },
-      encoding: 'utf8',
+  it('reads what k6 itself writes with --summary-export /dev/stdout into a pipe, with its logs on stderr', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'k6d-stdout-'));
+    const script = path.join(dir, 's.js');
+    writeFileSync(
+      script,
+      "export const options = { vus: 1, iterations: 3 };\nexport default function () { console.log('a log line'); }\n",
+    );
+    const out = spawnSync(
+      'sh',
+      [
+        '-c',
+        '"$K6" run --quiet --no-color --no-usage-report --summary-export /dev/stdout "$1" 2>&1 | cat',
+        'sh',
+        script,
+      ],
+      { env: { ...process.env, K6: process.env.K6_BINARY! }, encoding: 'utf8' },
+    );
+    const { summary, rest } = extractSummary(out.stdout);
+    expect(JSON.parse(summary!).metrics.iterations.count).toBe(3);
+    expect(rest).toContain('a log line');
+  });
+});
+
+describe('disruptions', () => {
+  it('names evictions and preemptions from the DisruptionTarget condition or the kubelet', () => {
+    const withCondition = (reason: string, message: string) =>
+      disruptionOf({
+        status: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason, message }] },
+      });
+    expect(withCondition('EvictionByEvictionAPI', 'Eviction API: evicting')).toEqual({
+      what: 'evicted',
+      by: 'EvictionByEvictionAPI',
+      message: 'Eviction API: evicting',
     });
-    expect(out.status).toBe(99);
-    expect(JSON.parse(splitRunnerLog(out.stdout + out.stderr, 'rtest1').summary!)).toEqual({
-      metrics: { x: 1 },
-    });
+    expect(withCondition('PreemptionByScheduler', 'preempted by p')?.what).toBe('preempted');
+    expect(
+      disruptionOf({
+        status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' },
+      }),
+    ).toEqual({ what: 'evicted', message: 'The node was low on resource: memory.' });
+    expect(disruptionOf({ status: { phase: 'Running' } })).toBeUndefined();
   });
 });
 

@@ -1,0 +1,345 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KubernetesBackend, type KubernetesBackendOptions } from '../../src/backends/kubernetes/backend.ts';
+import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
+import { parseRunConfig } from '../../src/config.ts';
+import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import type { RunResult } from '../../src/result/result.ts';
+import { runTest } from '../../src/run/index.ts';
+import { tempDir, writeScript } from '../support/cli.ts';
+
+// The Kubernetes backend driven directly (options the action does not expose yet), against the
+// test cluster's real kubelets and containerd (test/cluster/kubelet-nodes.sh): every runner Pod is
+// a real container of the runner image, which holds k6 and its libraries and no shell. Host-side
+// checks read the container's process through /proc (the tests run as root on the nodes' host).
+
+const STATE = process.env.CLUSTER_STATE_DIR!;
+const REGISTRY = process.env.K6D_REGISTRY!;
+const kc = new KubeConfig();
+let core: CoreV1Api;
+let target: RecordingTarget;
+
+const DEDICATED: KubernetesBackendOptions['placement'] = {
+  nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
+  tolerations: [
+    { key: 'k6-distributed.test/dedicated', operator: 'Equal', value: 'loadtest', effect: 'NoSchedule' },
+  ],
+  spread: 'one-per-node',
+};
+
+beforeAll(async () => {
+  kc.loadFromFile(process.env.KUBECONFIG!);
+  core = kc.makeApiClient(CoreV1Api);
+  target = await startNodeTarget(process.env.K6D_POD_GATEWAY!);
+});
+afterAll(async () => {
+  await target.stop();
+});
+afterEach(async () => {
+  const pods = await core.listNamespacedPod({
+    namespace: 'default',
+    labelSelector: `${LABELS.managedBy}=k6-distributed`,
+  });
+  expect(pods.items.map((p) => p.metadata?.name)).toEqual([]);
+});
+
+interface Run {
+  result?: RunResult;
+  error?: Error;
+  logs: string[];
+}
+
+/**
+ * Runs `script` on the cluster through {@link runTest} with a backend of the given options;
+ * `onStarted` runs once every runner has been started (the runners' Pods are listed for it).
+ */
+async function run(
+  script: string,
+  options: Partial<KubernetesBackendOptions> & { runners?: number },
+  onStarted?: (pods: V1Pod[]) => Promise<void>,
+): Promise<Run> {
+  const runId = `t${Date.now().toString(36)}`;
+  const logs: string[] = [];
+  let started: Promise<void> | undefined;
+  const log = {
+    info: (m: string) => {
+      logs.push(m);
+      if (onStarted && m.startsWith('started ')) {
+        started = core
+          .listNamespacedPod({ namespace: 'default', labelSelector: `${LABELS.runId}=${runId}` })
+          .then((list) => onStarted(list.items));
+      }
+    },
+    warning: (m: string) => logs.push(`warning: ${m}`),
+    error: (m: string) => logs.push(`error: ${m}`),
+    debug: () => {},
+  };
+  const { runners = 2, ...backend } = options;
+  const out: Run = { logs };
+  try {
+    out.result = await runTest(
+      parseRunConfig({
+        script,
+        runners,
+        k6Args: ['-e', `TARGET=${target.url}`],
+        resultPath: path.join(tempDir('k6d-k8s-'), 'result.json'),
+        startTimeoutS: 60,
+      }),
+      {
+        log,
+        createBackend: () =>
+          new KubernetesBackend({
+            kc,
+            namespace: 'default',
+            runId,
+            image: 'grafana/k6:2.2.0',
+            placement: DEDICATED,
+            cleanup: 'always',
+            scheduleTimeoutS: 20,
+            activeDeadlineSeconds: 600,
+            log,
+            ...backend,
+          }),
+      },
+    );
+  } catch (error) {
+    out.error = error as Error;
+  }
+  await started;
+  return out;
+}
+
+/** The host PID of a Pod's container, from the node's own containerd. */
+function containerPid(pod: V1Pod, container: string): number {
+  const id = pod
+    .status!.containerStatuses!.find((c) => c.name === container)!
+    .containerID!.replace('containerd://', '');
+  const socket = path.join(STATE, 'nodes', pod.spec!.nodeName!, 'containerd.sock');
+  const tasks = execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', 'tasks', 'ls'], {
+    encoding: 'utf8',
+  });
+  const line = tasks.split('\n').find((l) => l.startsWith(id));
+  return Number(line!.trim().split(/\s+/)[1]);
+}
+
+const steady = writeScript(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { vus: 4, duration: '6s' };
+export default function () { http.get(__ENV.TARGET + '/steady'); sleep(0.1); }
+`);
+
+describe('runner Pods on real kubelets', () => {
+  it('run under the restricted profile: non-root, no capabilities, no new privileges, seccomp, read-only root; sysctls applied', async () => {
+    const seen: Array<Record<string, string>> = [];
+    const { result, error } = await run(
+      steady,
+      { sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '1024 65535' }] },
+      async (pods) => {
+        for (const pod of pods) {
+          const pid = containerPid(pod, 'k6');
+          const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+          const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)![1]!.trim();
+          const root = readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+            .split('\n')
+            .find((l) => l.split(' ')[4] === '/')!;
+          seen.push({
+            uid: field('Uid').split(/\s+/)[0]!,
+            capEff: field('CapEff'),
+            capBnd: field('CapBnd'),
+            noNewPrivs: field('NoNewPrivs'),
+            seccomp: field('Seccomp'),
+            rootMount: root.split(' ')[5]!.split(',')[0]!,
+            portRange: execFileSync(
+              'nsenter',
+              ['-t', String(pid), '-n', 'cat', '/proc/sys/net/ipv4/ip_local_port_range'],
+              {
+                encoding: 'utf8',
+              },
+            )
+              .trim()
+              .replace(/\s+/g, ' '),
+            shell: String(
+              ['/bin/sh', '/usr/bin/sh', '/bin/busybox'].some((f) => {
+                try {
+                  readFileSync(`/proc/${pid}/root${f}`);
+                  return true;
+                } catch {
+                  return false;
+                }
+              }),
+            ),
+          });
+        }
+      },
+    );
+    expect(error).toBeUndefined();
+    expect(result!.verdict).toBe('passed');
+    expect(seen).toHaveLength(2);
+    for (const s of seen) {
+      expect(s).toEqual({
+        uid: '12345',
+        capEff: '0000000000000000',
+        capBnd: '0000000000000000',
+        noNewPrivs: '1',
+        seccomp: '2',
+        rootMount: 'ro',
+        portRange: '1024 65535',
+        shell: 'false',
+      });
+    }
+  });
+
+  it('reports a runner over its memory limit as OOMKilled, naming the runner and the limit', async () => {
+    const script = writeScript(`
+import exec from 'k6/execution';
+import { sleep } from 'k6';
+export const options = { vus: 2, duration: '20s' };
+const hog = [];
+export default function () {
+  if (__ENV.K6D_RUNNER_INDEX === '1') for (let i = 0; i < 400; i++) hog.push(new Array(1e6).fill(i));
+  sleep(0.5);
+}
+`);
+    const { result, error } = await run(script, { resources: { limits: { memory: '128Mi' } } });
+    const message = error?.message ?? result!.failures.join('\n');
+    expect(message).toMatch(
+      /runner 1 was OOMKilled on node k6d-loadtest-\d: it used more than its memory limit of 128Mi/,
+    );
+  });
+
+  it('a runner that is evicted mid-test fails the run, naming the runner and node; the others keep their data', async () => {
+    let evicted = '';
+    const { result, error } = await run(steady, { runners: 3 }, async (pods) => {
+      const pod = pods.find((p) => p.metadata!.labels![LABELS.runner] === '1')!;
+      evicted = pod.spec!.nodeName!;
+      await new Promise((r) => setTimeout(r, 1500));
+      await core.createNamespacedPodEviction({
+        name: pod.metadata!.name!,
+        namespace: 'default',
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name: pod.metadata!.name!, namespace: 'default' },
+        },
+      });
+    });
+    expect(error).toBeUndefined();
+    expect(result!.verdict).toBe('failed');
+    expect(result!.failures[0]).toContain(`runner 1 was evicted on node ${evicted}`);
+    // The other runners were stopped and handed over their summaries.
+    expect(result!.failures.filter((f) => /runner [02] left no summary/.test(f))).toEqual([]);
+    expect(result!.runners.filter((r) => r.index !== 1).map((r) => r.exitCode)).toEqual([103, 103]);
+    expect(result!.metrics.http_reqs!.values.count).toBeGreaterThan(0);
+  });
+
+  it('a runner whose Pod is deleted mid-test fails the run, naming the runner and node', async () => {
+    let node = '';
+    const { result, error } = await run(steady, { runners: 2 }, async (pods) => {
+      const pod = pods.find((p) => p.metadata!.labels![LABELS.runner] === '0')!;
+      node = pod.spec!.nodeName!;
+      await new Promise((r) => setTimeout(r, 1500));
+      await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: 'default' });
+    });
+    expect(error).toBeUndefined();
+    expect(result!.failures[0]).toContain(`runner 0 was deleted on node ${node}`);
+    expect(result!.failures.filter((f) => f.includes('runner 1 left no summary'))).toEqual([]);
+  });
+});
+
+describe('images from a registry', () => {
+  const image = `${REGISTRY}/k6d/k6:2.2.0`;
+  const secret = 'k6d-test-regcred';
+
+  beforeAll(async () => {
+    const auth = Buffer.from(
+      `${process.env.K6D_REGISTRY_USER}:${process.env.K6D_REGISTRY_PASSWORD}`,
+    ).toString('base64');
+    await core.createNamespacedSecret({
+      namespace: 'default',
+      body: {
+        metadata: { name: secret },
+        type: 'kubernetes.io/dockerconfigjson',
+        stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [REGISTRY]: { auth } } }) },
+      },
+    });
+  });
+  afterAll(async () => {
+    await core.deleteNamespacedSecret({ name: secret, namespace: 'default' }).catch(() => {});
+  });
+
+  it('without the pull secret, the pull is refused and the run fails before the start', async () => {
+    const { error } = await run(steady, { image });
+    expect(error?.message).toMatch(
+      /runner \d failed before the start \(Pod k6d-.*: (ErrImagePull|ImagePullBackOff): .*(401|nauthorized)/,
+    );
+  });
+
+  it('with imagePullSecrets the private image is pulled and runs', async () => {
+    const { result, error } = await run(steady, { image, imagePullSecrets: [secret] });
+    expect(error).toBeUndefined();
+    expect(result!.verdict).toBe('passed');
+  });
+
+  it('an image missing from the registry is reported as a pull failure', async () => {
+    const { error } = await run(steady, { image: `${REGISTRY}/k6d/missing:1`, imagePullSecrets: [secret] });
+    expect(error?.message).toMatch(/Pod k6d-.*: (ErrImagePull|ImagePullBackOff): .*not found/);
+  });
+});
+
+describe('Pod options', () => {
+  beforeAll(async () => {
+    await core.createNamespacedServiceAccount({
+      namespace: 'default',
+      body: { metadata: { name: 'k6-runner' } },
+    });
+    await kc.makeApiClient(SchedulingV1Api).createPriorityClass({
+      body: { metadata: { name: 'k6d-load-test' }, value: 1000, preemptionPolicy: 'Never' },
+    });
+  });
+  afterAll(async () => {
+    await core.deleteNamespacedServiceAccount({ name: 'k6-runner', namespace: 'default' }).catch(() => {});
+    await kc
+      .makeApiClient(SchedulingV1Api)
+      .deletePriorityClass({ name: 'k6d-load-test' })
+      .catch(() => {});
+  });
+
+  it('reach the runner Pods: annotations, labels, service account, priority class, resources of both containers', async () => {
+    const seen: V1Pod[] = [];
+    const limits: string[] = [];
+    const { result, error } = await run(
+      steady,
+      {
+        podAnnotations: { 'sidecar.istio.io/inject': 'false' },
+        labels: { team: 'perf' },
+        serviceAccountName: 'k6-runner',
+        priorityClassName: 'k6d-load-test',
+        resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } },
+        barrierResources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '200Mi' } },
+      },
+      async (pods) => {
+        seen.push(...pods);
+        const pid = containerPid(pods[0]!, 'k6');
+        const cgroup = /^\d+:memory:(.*)$/m.exec(readFileSync(`/proc/${pid}/cgroup`, 'utf8'))![1]!;
+        limits.push(readFileSync(`/sys/fs/cgroup/memory${cgroup}/memory.limit_in_bytes`, 'utf8').trim());
+      },
+    );
+    expect(error).toBeUndefined();
+    expect(result!.verdict).toBe('passed');
+    expect(seen).toHaveLength(2);
+    for (const pod of seen) {
+      expect(pod.metadata!.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
+      expect(pod.metadata!.labels).toMatchObject({ team: 'perf' });
+      expect(pod.spec!.serviceAccountName).toBe('k6-runner');
+      expect(pod.spec!.priorityClassName).toBe('k6d-load-test');
+      expect(pod.spec!.priority).toBe(1000);
+      expect(pod.spec!.containers.map((c) => c.resources?.limits?.memory)).toEqual(['512Mi', '200Mi']);
+    }
+    // The kubelet enforces the limit: the k6 container's memory cgroup holds it.
+    expect(limits).toEqual([String(512 * 1024 * 1024)]);
+  });
+});
