@@ -48,7 +48,7 @@ interface Workflow {
  */
 const REUSABLE_EXCEPTIONS: Record<string, string> = {
   // The result is kept as the artifact k6-distributed-result-<key>, from this path.
-  'result-path': 'k6-distributed-result-${{ inputs.key }}.json',
+  'result-path': `k6-distributed-result-\${{ inputs.key }}.json`,
 };
 
 const dirs = ['workflows', '.github/workflows'];
@@ -93,7 +93,7 @@ function neededPermissions(w: Workflow, job: Job): Permissions {
   const add = (scope: string, level: 'read' | 'write') => {
     if (need[scope] !== 'write') need[scope] = level;
   };
-  if (job.uses && LOGIN_INPUTS.some((name) => (job.with ?? {})[name])) add('id-token', 'write');
+  if (job.uses && LOGIN_INPUTS.some((name) => job.with?.[name])) add('id-token', 'write');
   for (const step of stepsOf(job)) {
     if (!step.uses) continue;
     if (step.uses.startsWith('actions/checkout@')) add('contents', 'read');

@@ -116,7 +116,7 @@ describe('the packed package', () => {
       [
         "import http from 'k6/http';",
         "export const options = { vus: 4, iterations: 200, thresholds: { http_reqs: ['count==200'] } };",
-        'export default function () { http.get(`${__ENV.BASE_URL}/api/items`); }',
+        "export default function () { http.get(__ENV.BASE_URL + '/api/items'); }",
         '',
       ].join('\n'),
     );
