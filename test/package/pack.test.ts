@@ -31,8 +31,9 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 function npx(
   args: string[],
   env = userEnv(),
+  timeout = 110_000,
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn('npx', ['--no', 'k6-distributed', ...args], { cwd: project, env, timeout: 110_000 });
+  const child = spawn('npx', ['--no', 'k6-distributed', ...args], { cwd: project, env, timeout });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => {
@@ -137,6 +138,25 @@ describe('the packed package', () => {
     expect(result.metrics.http_reqs!.values.count).toBe(200);
     expect(result.environment.k6Version).toBe('v2.2.0');
   });
+
+  // The module in tools/k6 the package carries builds the pinned k6 into an empty cache: seconds
+  // when Go's caches are warm (the tests' setup builds the same module), minutes on a cold machine.
+  it('builds the pinned k6 on first use when there is none, and runs with it', async () => {
+    const cache = path.join(work, 'first-use-cache');
+    const env = userEnv({ K6D_CACHE_DIR: cache });
+    const go = execFileSync('bash', ['-c', 'command -v go'], { encoding: 'utf8' }).trim();
+    env.PATH = [node, path.dirname(go), '/usr/bin', '/bin'].join(path.delimiter); // Go, no k6
+    const out = await npx(
+      ['run', 'load.js', '--out', 'first.json', '--', '-e', `BASE_URL=${target.url}`],
+      env,
+      590_000,
+    );
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stderr).toContain('building k6 v2.2.0 with go');
+    expect(existsSync(path.join(cache, 'k6-v2.2.0/k6'))).toBe(true);
+    const result = JSON.parse(readFileSync(path.join(project, 'first.json'), 'utf8')) as RunResult;
+    expect(result.environment.k6Version).toBe('v2.2.0');
+  }, 600_000);
 
   it('without a k6 or Go to build one, says so in one line and does not start', async () => {
     const env = userEnv({ K6D_CACHE_DIR: path.join(work, 'empty-cache') });
