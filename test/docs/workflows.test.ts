@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import {
   type ActionName,
   acceptedValues,
   checkWith,
+  dig,
   expressions,
   findUses,
   type InputSpec,
@@ -16,6 +18,7 @@ import {
   readAction,
   readYaml,
 } from './support/actions.ts';
+import { section } from './support/markdown.ts';
 
 // Every workflow under workflows/ and .github/workflows/ is parsed as GitHub would, and every use
 // of this project's actions or reusable workflow is checked against its metadata: the inputs it
@@ -39,6 +42,15 @@ interface Workflow {
   jobs: Record<string, Job>;
 }
 
+/**
+ * Root inputs the reusable workflow does not take (docs/workflows.md lists them), with the value
+ * it passes instead. kubeconfig and github-token are secrets of the same name.
+ */
+const REUSABLE_EXCEPTIONS: Record<string, string> = {
+  // The result is kept as the artifact k6-distributed-result-<key>, from this path.
+  'result-path': `k6-distributed-result-\${{ inputs.key }}.json`,
+};
+
 const dirs = ['workflows', '.github/workflows'];
 const FILES = dirs.flatMap((dir) =>
   existsSync(path.join(ROOT, dir))
@@ -54,20 +66,35 @@ function triggers(w: Workflow): string[] {
   return Object.keys(w.on);
 }
 
+/** The inputs of the reusable workflow that log in to a cloud with GitHub's OIDC token. */
+const LOGIN_INPUTS = [
+  'aws-role-arn',
+  'eks-cluster',
+  'gcp-workload-identity-provider',
+  'gke-cluster',
+  'azure-client-id',
+  'aks-cluster',
+];
+
+/**
+ * The steps a job runs, as far as permissions go: a call of our reusable workflow is its checkout
+ * and its use of the root action with the caller's `with:` (the called job gets the caller's
+ * permissions, and declares none of its own).
+ */
+function stepsOf(job: Job): NonNullable<Job['steps']> {
+  const ref = job.uses ? ourRef(job.uses) : undefined;
+  if (ref?.kind !== 'workflow') return job.steps ?? [];
+  return [{ uses: 'actions/checkout@v7' }, { uses: '$/', with: job.with ?? {} }];
+}
+
 /** The permissions a job needs, from what its steps do. */
 function neededPermissions(w: Workflow, job: Job): Permissions {
   const need: Permissions = {};
   const add = (scope: string, level: 'read' | 'write') => {
     if (need[scope] !== 'write') need[scope] = level;
   };
-  if (job.uses) {
-    const ref = ourRef(job.uses);
-    if (ref?.kind === 'workflow') {
-      const called = readYaml<Workflow>(ref.file);
-      for (const [s, l] of Object.entries(called.permissions ?? {})) add(s, l);
-    }
-  }
-  for (const step of job.steps ?? []) {
+  if (job.uses && LOGIN_INPUTS.some((name) => job.with?.[name])) add('id-token', 'write');
+  for (const step of stepsOf(job)) {
     if (!step.uses) continue;
     if (step.uses.startsWith('actions/checkout@')) add('contents', 'read');
     const ref = ourRef(step.uses);
@@ -101,8 +128,9 @@ function neededPermissions(w: Workflow, job: Job): Permissions {
 }
 
 describe('the workflows', () => {
-  it('are the four ready-to-copy workflows and the reusable one', () => {
+  it('are the four ready-to-copy workflows, the reusable one and our CI', () => {
     expect(FILES.sort()).toEqual([
+      '.github/workflows/ci.yml',
       REUSABLE_WORKFLOW,
       'workflows/perf-baseline.yml',
       'workflows/perf-comment.yml',
@@ -126,10 +154,24 @@ describe('the workflows', () => {
       expect(ours.length).toBeGreaterThan(0);
     });
 
-    it(`names our actions as ${PLACEHOLDER}, pinned to a ref`, () => {
-      for (const { use, ref } of ours) {
-        expect(ref!.owner, use.uses).toBe(PLACEHOLDER);
-        expect(use.uses, use.uses).toMatch(/@v\d+$/);
+    if (file.startsWith('workflows/'))
+      it(`names our actions as ${PLACEHOLDER}, pinned to a ref`, () => {
+        for (const { use, ref } of ours) {
+          expect(ref!.owner, use.uses).toBe(PLACEHOLDER);
+          expect(use.uses, use.uses).toMatch(/@v\d+$/);
+        }
+      });
+    else
+      it('names our actions with $/ (this repository at the running commit), never by owner', () => {
+        for (const { use } of ours) expect(use.uses, use.uses).toMatch(/^\$\//);
+      });
+
+    it('pins every other action to a full commit, with its version in a comment', () => {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      const lines = [...text.matchAll(/^\s*(?:-\s+)?uses:\s*(\S+)(.*)$/gm)].filter((m) => !ourRef(m[1]!));
+      for (const m of lines) {
+        expect(m[1], m[0]).toMatch(/^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/);
+        expect(m[2], m[0]).toMatch(/^ # v\d+(\.\d+)*$/);
       }
     });
 
@@ -151,6 +193,13 @@ describe('the workflows', () => {
     });
 
     it('declares the least permissions each job needs', () => {
+      if (file === REUSABLE_WORKFLOW) {
+        // A called workflow's job gets what the calling job grants; declaring any would make every
+        // caller grant it, whatever its use (neededPermissions derives the callers' from their with:).
+        expect(w.permissions).toBeUndefined();
+        for (const job of Object.values(w.jobs)) expect(job.permissions).toBeUndefined();
+        return;
+      }
       for (const [id, job] of Object.entries(w.jobs)) {
         const declared = job.permissions ?? w.permissions;
         expect(declared, `job ${id} has no permissions (at workflow or job level)`).toBeDefined();
@@ -272,10 +321,9 @@ describe('each workflow does what its use needs', () => {
     };
     const text = readFileSync(path.join(ROOT, REUSABLE_WORKFLOW), 'utf8');
     const jobsText = text.slice(text.indexOf('\njobs:'));
-    for (const name of Object.keys(call.inputs))
-      expect(jobsText, `inputs.${name}`).toContain(`inputs.${name} }}`);
-    for (const name of Object.keys(call.secrets))
-      expect(jobsText, `secrets.${name}`).toContain(`secrets.${name} }}`);
+    const used = (kind: string, name: string) => new RegExp(`\\b${kind}\\.${name}(?![\\w-])`).test(jobsText);
+    for (const name of Object.keys(call.inputs)) expect(used('inputs', name), `inputs.${name}`).toBe(true);
+    for (const name of Object.keys(call.secrets)) expect(used('secrets', name), `secrets.${name}`).toBe(true);
     for (const m of jobsText.matchAll(/secrets\.([\w-]+)/g))
       expect(Object.keys(call.secrets)).toContain(m[1]);
     // Each output is a job output, which is a step output of the root action.
@@ -286,5 +334,70 @@ describe('each workflow does what its use needs', () => {
       const stepOutput = /steps\.k6\.outputs\.([\w-]+)/.exec(job.outputs![jobOutput!]!)?.[1];
       expect(Object.keys(readAction('root').outputs), name).toContain(stepOutput);
     }
+  });
+
+  it('the reusable workflow passes every root input on, from an input or secret of the same name', () => {
+    const call = dig(readYaml(REUSABLE_WORKFLOW), 'on.workflow_call') as {
+      inputs: Record<string, InputSpec>;
+      secrets: Record<string, unknown>;
+    };
+    const use = findUses(wf(REUSABLE_WORKFLOW).jobs).find((u) => ourRef(u.uses)?.kind === 'action')!;
+    const missing: string[] = [];
+    for (const name of Object.keys(readAction('root').inputs)) {
+      if (name in REUSABLE_EXCEPTIONS) {
+        expect(use.with[name], name).toBe(REUSABLE_EXCEPTIONS[name]);
+        continue;
+      }
+      const from = name in call.inputs ? 'inputs' : name in call.secrets ? 'secrets' : undefined;
+      if (!from || !String(use.with[name] ?? '').includes(`${from}.${name}`)) missing.push(name);
+    }
+    expect(missing).toEqual([]);
+    // The exceptions are documented where the inputs are.
+    const body = section(
+      readFileSync(path.join(ROOT, 'docs/workflows.md'), 'utf8'),
+      'Inputs of the reusable workflow',
+    ).body;
+    for (const name of Object.keys(REUSABLE_EXCEPTIONS)) expect(body).toContain(`\`${name}\``);
+  });
+
+  describe('the reusable workflow refuses a partial or a second way to the cluster before anything runs', () => {
+    const job = Object.values(wf(REUSABLE_WORKFLOW).jobs)[0]!;
+    const check = (job.steps ?? [])[0] as { name: string; run: string; env: Record<string, string> };
+    /** Runs the step's script with bash, the inputs as the step's env maps them. */
+    const run = (inputs: Record<string, string>, kubeconfig = false) => {
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+      for (const [variable, expr] of Object.entries(check.env)) {
+        const input = /inputs\.([\w-]+)/.exec(expr)?.[1];
+        env[variable] = input ? (inputs[input] ?? '') : String(kubeconfig);
+      }
+      const r = spawnSync('bash', ['-e', '-c', check.run], { env, encoding: 'utf8' });
+      return { status: r.status, out: r.stdout };
+    };
+    const eks = { 'aws-role-arn': 'arn:aws:iam::1:role/r', 'aws-region': 'eu-west-1', 'eks-cluster': 'c' };
+    const gke = {
+      'gcp-workload-identity-provider': 'projects/1/locations/global/workloadIdentityPools/p/providers/g',
+      'gke-cluster': 'c',
+      'gke-location': 'europe-west1',
+    };
+
+    it('is the first step', () => expect(check.name).toMatch(/login/));
+    it('accepts no login, the kubeconfig secret, or one complete login', () => {
+      expect(run({}).status).toBe(0);
+      expect(run({}, true).status).toBe(0);
+      expect(run(eks).status).toBe(0);
+      expect(run({ ...gke, 'gcp-service-account': 'sa@p.iam.gserviceaccount.com' }).status).toBe(0);
+    });
+    it('names the inputs a partial login lacks', () => {
+      const r = run({ 'eks-cluster': 'c' });
+      expect(r.status).toBe(2);
+      expect(r.out).toContain(
+        '::error title=k6-distributed::the EKS login needs aws-role-arn aws-region too',
+      );
+      expect(run({ 'gke-project': 'p' }).out).toContain('gke-project belong to the GKE login');
+    });
+    it('refuses two ways', () => {
+      expect(run(eks, true).out).toContain('give one way to the cluster');
+      expect(run({ ...eks, ...gke }).status).toBe(2);
+    });
   });
 });

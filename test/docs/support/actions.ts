@@ -65,12 +65,16 @@ export type OurRef =
 
 /**
  * Recognises this project's actions and reusable workflow in a `uses:` value: `./`,
- * `./actions/run`, `OWNER/k6-distributed@v1`, `OWNER/k6-distributed/actions/report@…`,
- * `OWNER/k6-distributed/.github/workflows/k6-distributed.yml@…`.
+ * `./actions/run`, `$/` and `$/actions/report` (GitHub's self-repository reference: this
+ * repository at the running commit), `OWNER/k6-distributed@v1`,
+ * `OWNER/k6-distributed/actions/report@…`, `OWNER/k6-distributed/.github/workflows/k6-distributed.yml@…`.
+ * `owner` is undefined for the local and self-repository forms.
  */
 export function ourRef(uses: string): OurRef | undefined {
-  const local = /^\.\/?(actions\/(run|report))?\/?$/.exec(uses);
+  const local = /^[.$]\/?(actions\/(run|report))?\/?$/.exec(uses);
   if (local) return { kind: 'action', action: (local[2] as ActionName | undefined) ?? 'root' };
+  const self = /^\$\/(\.github\/workflows\/[\w.-]+\.ya?ml)$/.exec(uses);
+  if (self) return { kind: 'workflow', file: self[1]! };
   const remote = /^([^/@\s]+\/k6-distributed)(\/[^@]*)?@(\S+)$/.exec(uses);
   if (!remote) return undefined;
   const owner = remote[1]!;
