@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { parseArgsStringToArgv } from 'string-argv';
@@ -103,9 +104,19 @@ async function runCommand(script: string, extra: string[], flags: RunFlags): Pro
   }
 }
 
+/**
+ * A file of the package's examples/ folder, found by walking up from this module: it runs from
+ * dist/cli.js, from a dist/chunks/ file and from src/cli/program.ts, each a different depth.
+ */
 function examplePath(name: string): string {
-  // From dist/cli.js and from src/cli.ts alike, examples/ is one folder up.
-  return fileURLToPath(new URL(`../examples/${name}`, import.meta.url));
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'examples', name);
+    if (existsSync(candidate)) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) return path.join(path.dirname(fileURLToPath(import.meta.url)), 'examples', name);
+    dir = parent;
+  }
 }
 
 async function demoCommand(flags: { runners: string; duration: string; rate: string }): Promise<number> {
