@@ -182,7 +182,18 @@ describe('HTML report', () => {
     // The injected markup stayed text: no element was created from it.
     expect(dom).not.toMatch(/<img src="x"/);
     expect(dom).toContain('Compared with the baseline (main @ 1a2b3c4)');
-    expect(dom).toMatch(/Latency p95<\/td>.*<span class="bad">worse<\/span>/);
+    // The change of each key metric in words (as compareResults judged it), not in emoji.
+    const words = { worse: '<span class="bad">worse</span>', better: '<span class="ok">better</span>' };
+    for (const d of comparison.keyMetrics) {
+      const cell =
+        d.change === 'worse' || d.change === 'better'
+          ? words[d.change]
+          : d.change === 'unchanged'
+            ? 'within tolerance'
+            : '—';
+      const row = dom.split('<tr>').find((r) => r.startsWith(`<td>${d.label}</td>`));
+      expect(row?.includes(`<td>${cell}</td></tr>`), `${d.label}: ${row}`).toBe(true);
+    }
     expect(statSync(screenshot).size).toBeGreaterThan(20_000);
   });
 });
