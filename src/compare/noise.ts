@@ -82,11 +82,13 @@ export interface NoiseVerdict {
   /**
    * One line naming the method for the comment, e.g.
    * `history: median 41.00ms, normal range 38.00ms–44.00ms over 10 runs` or
-   * `fixed tolerance (3 of 5 history runs): 10% and 1 ms`.
+   * `fixed tolerance 10% and 1 ms; history of 3 runs, 5 needed`.
    */
   text: string;
   /** The floors' judgement: head against the history's median (`history`) or the baseline (`fixed`). */
   change: Change;
+  /** Head relative to what it was judged against (median or baseline), in percent; absent when not computable. */
+  deltaPct?: number;
   /** `true` when head lies on the bad side outside the normal range (`history` only). */
   outsideRange?: boolean;
   range?: NormalRange;
@@ -112,6 +114,28 @@ export function formatInUnit(value: number, unit: ToleranceUnit): string {
   return formatRate(value);
 }
 
+function relative(base: number | undefined, head: number | undefined): { deltaPct?: number } {
+  if (
+    base === undefined ||
+    head === undefined ||
+    base === 0 ||
+    !Number.isFinite(base) ||
+    !Number.isFinite(head)
+  )
+    return {};
+  return { deltaPct: ((head - base) / Math.abs(base)) * 100 };
+}
+
+/**
+ * One line for the comment: the metric, its change against what it was judged on, and the method,
+ * e.g. `p95 +12.0% (history: median 41.00ms, normal range 38.00ms–44.00ms over 10 runs)`.
+ */
+export function describeNoiseVerdict(label: string, verdict: NoiseVerdict): string {
+  const d = verdict.deltaPct;
+  const change = d === undefined ? '' : ` ${d > 0 ? '+' : d < 0 ? '-' : '±'}${Math.abs(d).toFixed(1)}%`;
+  return `${label}${change} (${verdict.text})`;
+}
+
 function toleranceText(tolerance: Tolerance, unit: ToleranceUnit): string {
   return `${tolerance.relativePct}% and ${tolerance.absolute} ${unit}`;
 }
@@ -127,12 +151,14 @@ export function judgeWithHistory(
   const { head, direction, tolerance, unit } = input;
   const usable = input.history.filter(Number.isFinite);
   if (usable.length < options.minHistory) {
-    const change = judgeChange(input.base ?? usable.at(-1), head, direction, tolerance, unit);
+    const base = input.base ?? usable.at(-1);
+    const change = judgeChange(base, head, direction, tolerance, unit);
     return {
       regressed: change === 'worse',
       method: 'fixed',
       change,
-      text: `fixed tolerance ${toleranceText(tolerance, unit)} (history of ${usable.length} runs, ${options.minHistory} needed)`,
+      ...relative(base, head),
+      text: `fixed tolerance ${toleranceText(tolerance, unit)}; history of ${usable.length} runs, ${options.minHistory} needed`,
     };
   }
   const range = normalRange(usable, options.k);
@@ -147,6 +173,7 @@ export function judgeWithHistory(
     regressed: outsideRange && change === 'worse',
     method: 'history',
     change,
+    ...relative(range.median, head),
     outsideRange,
     range,
     text:

@@ -181,6 +181,8 @@ export interface Trend {
   head: { label: string; value: number };
   /** The history's normal range (see `normalRange`), drawn as two flat lines. */
   range?: { low: number; high: number };
+  /** Base-branch runs left out because their result artifact was missing or expired. */
+  skipped?: number;
 }
 
 function inUnit(value: number, unit: ToleranceUnit): number {
@@ -192,9 +194,16 @@ const UNIT_LABEL: Record<ToleranceUnit, string> = { ms: 'ms', pp: '%', '/s': 're
 /**
  * A small trend of one gated metric across the base branch's commits with this PR's value as the
  * last point (its label names it), and the normal range as two flat lines; a one-line table when
- * the chart would exceed `maxChars` or there is no history.
+ * the chart would exceed `maxChars` or there is no history; followed by a note of the skipped runs.
  */
 export function trendMarkdown(trend: Trend, limits: Partial<ChartLimits> = {}): string {
+  const skipped = trend.skipped
+    ? `\n\n_${trend.skipped} base run${trend.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired._`
+    : '';
+  return trendBody(trend, limits) + skipped;
+}
+
+function trendBody(trend: Trend, limits: Partial<ChartLimits>): string {
   const l = { ...DEFAULT_CHART_LIMITS, ...limits };
   const history = trend.history.slice(-Math.max(1, l.maxPoints - 1));
   const values = [...history.map((h) => h.value), trend.head.value].map((v) => inUnit(v, trend.unit));

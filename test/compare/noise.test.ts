@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeWithHistory, median, normalRange } from '../../src/compare/noise.ts';
+import { describeNoiseVerdict, judgeWithHistory, median, normalRange } from '../../src/compare/noise.ts';
 import { DEFAULT_TOLERANCES } from '../../src/report/compare.ts';
 
 const p95 = { direction: 'lower' as const, tolerance: DEFAULT_TOLERANCES.p95, unit: 'ms' as const };
@@ -36,6 +36,9 @@ describe('judgeWithHistory', () => {
       outsideRange: true,
     });
     expect(verdict.text).toBe('history: median 41.00ms, normal range 36.55ms–45.45ms over 10 runs');
+    expect(describeNoiseVerdict('p95', verdict)).toBe(
+      'p95 +12.2% (history: median 41.00ms, normal range 36.55ms–45.45ms over 10 runs)',
+    );
   });
 
   it('lets pass a change beyond the floors that the history shows to be ordinary noise', () => {
@@ -71,7 +74,10 @@ describe('judgeWithHistory', () => {
   it('falls back to the fixed rule against the baseline below the minimum history, and says so', () => {
     const verdict = judgeWithHistory({ ...p95, history: [41, 42], base: 40, head: 45 });
     expect(verdict).toMatchObject({ method: 'fixed', regressed: true, change: 'worse' });
-    expect(verdict.text).toBe('fixed tolerance 10% and 1 ms (history of 2 runs, 5 needed)');
+    expect(verdict.text).toBe('fixed tolerance 10% and 1 ms; history of 2 runs, 5 needed');
+    expect(describeNoiseVerdict('p95', verdict)).toBe(
+      'p95 +12.5% (fixed tolerance 10% and 1 ms; history of 2 runs, 5 needed)',
+    );
     expect(judgeWithHistory({ ...p95, history: QUIET, head: 46 }, { minHistory: 11, k: 3 }).method).toBe(
       'fixed',
     );

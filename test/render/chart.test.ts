@@ -146,5 +146,14 @@ describe('trend chart', () => {
   it('is a table when there is no history yet', () => {
     const md = trendMarkdown({ metric: 'rps', unit: '/s', history: [], head: { label: 'PR 1', value: 500 } });
     expect(md).toBe('| rps (req/s) | **PR 1** |\n|---|---:|\n| | 500 |');
+    expect(
+      trendMarkdown({
+        metric: 'rps',
+        unit: '/s',
+        history: [],
+        head: { label: 'PR 1', value: 500 },
+        skipped: 3,
+      }),
+    ).toMatch(/\n\n_3 base runs skipped: result artifact missing or expired\._$/);
   });
 });
