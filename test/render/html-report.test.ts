@@ -183,14 +183,14 @@ describe('HTML report', () => {
     expect(dom).not.toMatch(/<img src="x"/);
     expect(dom).toContain('Compared with the baseline (main @ 1a2b3c4)');
     // The change of each key metric in words (as compareResults judged it), not in emoji.
-    const words = { worse: '<span class="bad">worse</span>', better: '<span class="ok">better</span>' };
+    const cellOf = (d: (typeof comparison.keyMetrics)[number]) => {
+      if (d.change === 'worse')
+        return d.gated ? '<span class="bad">worse</span>' : '<span class="warn">worse (not gated)</span>';
+      if (d.change === 'better') return '<span class="ok">better</span>';
+      return d.change === 'unchanged' ? 'within tolerance' : '—';
+    };
     for (const d of comparison.keyMetrics) {
-      const cell =
-        d.change === 'worse' || d.change === 'better'
-          ? words[d.change]
-          : d.change === 'unchanged'
-            ? 'within tolerance'
-            : '—';
+      const cell = cellOf(d);
       const row = dom.split('<tr>').find((r) => r.startsWith(`<td>${d.label}</td>`));
       expect(row?.includes(`<td>${cell}</td></tr>`), `${d.label}: ${row}`).toBe(true);
     }
