@@ -162,7 +162,13 @@ export class TimelineRecorder {
     return this.#point(atMs);
   }
 
-  /** Takes the last poll (if any), closes the last interval and returns the series. */
+  /**
+   * Takes the last poll (if any), closes the last interval and returns the series.
+   * The last requests of a runner reach its `/v1/metrics` a moment after it reports Ended, and a
+   * runner that exited cannot be polled: to make the series add up to the result's totals, pass
+   * each runner's end-of-test summary here, in the same shape (`http_reqs.count`,
+   * `http_req_failed.passes`, `http_req_duration.avg`/`p(95)`, `checks.passes`/`fails`).
+   */
   finish(atMs: number, polls: RunnerPoll[] = []): Timeline {
     for (const poll of polls) this.#update(poll);
     if (atMs > this.#lastAtMs) this.#point(atMs);

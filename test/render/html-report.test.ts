@@ -95,7 +95,18 @@ async function recordTimeline(script: string): Promise<{ timeline: Timeline; arr
       recorder.record(Date.now(), await poll());
       await new Promise((r) => setTimeout(r, 250));
     }
-    const timeline = recorder.finish(Date.now(), await poll(true));
+    // k6's metrics engine takes in the last samples shortly after the status says Ended: read
+    // until the request count stops moving.
+    let last = await poll(true);
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const next = await poll(true);
+      const count = (p: typeof next) => p[0]!.metrics.find((m) => m.name === 'http_reqs')?.sample.count;
+      const stable = count(next) === count(last);
+      last = next;
+      if (stable) break;
+    }
+    const timeline = recorder.finish(Date.now(), last);
     return { timeline, arrivals: target.arrivals.length - before };
   } finally {
     k6.kill('SIGTERM');

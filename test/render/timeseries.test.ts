@@ -148,6 +148,28 @@ describe('TimelineRecorder', () => {
     expect(() => checkTotalsFromGroups({ errors: [] })).toThrow(/unexpected k6 groups response/);
   });
 
+  it('closes the series with the runner summaries, so it adds up to the result totals', () => {
+    const rec = new TimelineRecorder({ intervalS: 1, startedAtMs: T0 });
+    rec.record(T0 + 1000, [{ runner: 0, metrics: live({ requests: 90, failedRate: 0, vus: 5 }) }]);
+    // The summary (handleSummary shape) counts 10 more requests than the last poll saw, 2 failed.
+    const summary: K6LiveMetric[] = [
+      { name: 'http_reqs', type: 'counter', contains: 'default', sample: { count: 100, rate: 50 } },
+      {
+        name: 'http_req_failed',
+        type: 'rate',
+        contains: 'default',
+        sample: { rate: 0.02, passes: 2, fails: 98 },
+      },
+      { name: 'http_req_duration', type: 'trend', contains: 'time', sample: { avg: 11, 'p(95)': 30 } },
+      { name: 'checks', type: 'rate', contains: 'default', sample: { rate: 0.99, passes: 198, fails: 2 } },
+      { name: 'vus', type: 'gauge', contains: 'default', sample: { value: 5 } },
+    ];
+    const series = rec.finish(T0 + 1500, [{ runner: 0, ended: true, metrics: summary }]);
+    expect(series.points.reduce((a, p) => a + p.requests, 0)).toBe(100);
+    expect(series.points.at(-1)).toMatchObject({ requests: 10, errorRate: 0.2, checksFailed: 2, vus: 0 });
+    expect(series.points.at(-1)!.avgMs).toBeCloseTo((100 * 11 - 90 * 10) / 10, 6);
+  });
+
   it('refuses an interval that is not a positive number of seconds', () => {
     expect(() => new TimelineRecorder({ intervalS: 0, startedAtMs: T0 })).toThrow(
       /positive number of seconds/,
