@@ -5,8 +5,9 @@ import type { Timeline, TimelinePoint } from '../result/timeseries.ts';
 /**
  * Compact charts for the job summary and the PR comment, as Mermaid `xychart-beta` blocks that
  * GitHub renders in Markdown (the diagram type exists since Mermaid 10.3; only its 10.3 syntax is
- * used here: `title`, `x-axis` categories, `y-axis` title and range, `line`). An xychart has one
- * y-axis and no legend, so RPS and latency are two charts and every line is named in the title.
+ * used here: an init directive for the colours, `title`, `x-axis` categories or range, `y-axis`
+ * title and range, `line`). An xychart has one y-axis and no legend, so RPS and latency are two
+ * charts and every line is named in the title.
  * When a chart would not fit (`maxChars`) or has fewer than 2 points, a Markdown table is written
  * instead. GitHub's limits: a comment body is at most 65,536 characters, Mermaid's own default
  * `maxTextSize` is 50,000 per diagram.
@@ -37,13 +38,30 @@ function num(value: number): string {
   return String(Math.round(value * 100) / 100);
 }
 
-/** One `xychart-beta` diagram (without the code fence). */
+/**
+ * Line colours, set with an init directive (Mermaid 10+): the default theme's first colour is a
+ * very light lilac that hardly shows on white. Mid-tone colours read on GitHub's light and dark themes.
+ */
+const DEFAULT_PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e'];
+
+function paletteDirective(colors: readonly string[]): string {
+  return `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "${colors.join(', ')}"}}}}%%`;
+}
+
+/**
+ * One `xychart-beta` diagram (without the code fence). The x-axis is either category labels
+ * (`categories`) or a numeric range (`range`: the lines' points are spread evenly over it, so use
+ * it for equally spaced points).
+ */
 export function xyChart(chart: {
   title: string;
   xLabel: string;
-  categories: string[];
+  categories?: string[];
+  range?: { from: number; to: number };
   yLabel: string;
   lines: number[][];
+  /** One colour per line, `#rrggbb`. */
+  palette?: readonly string[];
 }): string {
   const all = chart.lines.flat();
   const max = Math.max(...all);
@@ -51,10 +69,14 @@ export function xyChart(chart: {
   // Start the axis at 0 unless the values sit far from it (then their movement would be flattened).
   const low = min > 0 && min > 0.5 * max ? Math.floor(min * 0.9) : 0;
   const high = max > low ? max * 1.05 : low + 1;
+  const xAxis = chart.range
+    ? `${num(chart.range.from)} --> ${num(chart.range.to)}`
+    : `[${(chart.categories ?? []).map((c) => `"${mermaidLabel(c)}"`).join(', ')}]`;
   return [
+    paletteDirective((chart.palette ?? DEFAULT_PALETTE).filter((c) => /^#[0-9a-f]{6}$/i.test(c))),
     'xychart-beta',
     `  title "${mermaidLabel(chart.title)}"`,
-    `  x-axis "${mermaidLabel(chart.xLabel)}" [${chart.categories.map((c) => `"${mermaidLabel(c)}"`).join(', ')}]`,
+    `  x-axis "${mermaidLabel(chart.xLabel)}" ${xAxis}`,
     `  y-axis "${mermaidLabel(chart.yLabel)}" ${num(low)} --> ${num(high)}`,
     ...chart.lines.map((line) => `  line [${line.map(num).join(', ')}]`),
   ].join('\n');
@@ -99,16 +121,27 @@ function timeLabel(tS: number): string {
   return tS >= 120 ? `${num(tS / 60)}m` : `${Math.round(tS)}s`;
 }
 
-/** The RPS chart and the p95 chart of a series (Mermaid sources, no fences); none for under 2 points. */
+/** The x-axis of a time chart: seconds, or minutes for runs of 5 minutes and more. */
+function timeAxis(points: readonly TimelinePoint[]): { xLabel: string; range: { from: number; to: number } } {
+  const minutes = points.at(-1)!.tS >= 300;
+  const unit = minutes ? 60 : 1;
+  return {
+    xLabel: minutes ? 'minutes since start' : 'seconds since start',
+    range: { from: points[0]!.tS / unit, to: points.at(-1)!.tS / unit },
+  };
+}
+
+/**
+ * The RPS chart and the p95 chart of a series (Mermaid sources, no fences); none for under 2 points.
+ * Points are drawn evenly spaced over the run's time (they are, but for a shorter last interval).
+ */
 export function timelineCharts(timeline: Timeline, maxPoints = DEFAULT_CHART_LIMITS.maxPoints): string[] {
   const points = downsample(timeline.points, maxPoints);
   if (points.length < 2) return [];
-  const categories = points.map((p) => timeLabel(p.tS));
   const charts = [
     xyChart({
       title: `Requests per second (every ${num(points[0]!.intervalS)} s)`,
-      xLabel: 'time since start',
-      categories,
+      ...timeAxis(points),
       yLabel: 'req/s',
       lines: [points.map((p) => p.rps)],
     }),
@@ -121,8 +154,7 @@ export function timelineCharts(timeline: Timeline, maxPoints = DEFAULT_CHART_LIM
         title: band
           ? 'p95 latency since start (ms): upper and lower line = slowest and fastest runner'
           : 'p95 latency since start (ms)',
-        xLabel: 'time since start',
-        categories: latency.map((p) => timeLabel(p.tS)),
+        ...timeAxis(latency),
         yLabel: 'ms',
         lines: band
           ? [latency.map((p) => p.p95MaxMs!), latency.map((p) => p.p95MinMs!)]
@@ -223,6 +255,8 @@ function trendBody(trend: Trend, limits: Partial<ChartLimits>): string {
         categories: [...history.map((h) => h.label), trend.head.label],
         yLabel: unit,
         lines,
+        // The values in blue, both bounds of the normal range in the same grey.
+        palette: ['#1f77b4', '#8c8c8c', '#8c8c8c'],
       }),
     );
     if (chart.length <= l.maxChars) return chart;
