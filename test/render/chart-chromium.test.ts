@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { timelineMarkdown, trendMarkdown } from '../../src/render/chart.ts';
+import { escapeHtml } from '../../src/render/html/report.ts';
 import { TIMELINE_SCHEMA, type Timeline } from '../../src/result/timeseries.ts';
 import { ROOT } from '../support/cli.ts';
 import { ensureChromium, openInChromium } from './support/chromium.ts';
@@ -56,10 +57,9 @@ describe('Mermaid charts in a browser', () => {
     ].join('\n\n');
     const diagrams = [...markdown.matchAll(/```mermaid\n([\s\S]*?)\n```/g)].map((m) => m[1]!);
     expect(diagrams).toHaveLength(3);
-    const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
     const page = [
       '<!DOCTYPE html><html><head><meta charset="utf-8"><script src="mermaid.min.js"></script></head><body>',
-      ...diagrams.map((d, i) => `<pre class="mermaid" id="d${i}">${escape(d)}</pre>`),
+      ...diagrams.map((d, i) => `<pre class="mermaid" id="d${i}">${escapeHtml(d)}</pre>`),
       '<script>',
       'mermaid.initialize({ startOnLoad: false });',
       "mermaid.run({ querySelector: '.mermaid' })",
