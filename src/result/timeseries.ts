@@ -1,0 +1,283 @@
+import { z } from 'zod';
+import type { K6LiveMetric } from '../k6/rest.ts';
+
+/**
+ * The run over time: one global time series recorded by the orchestrator while the test runs,
+ * from the same `GET /v1/metrics` polls that feed the progress line (plus, optionally, one
+ * `GET /v1/groups` per runner for check counts): O(1) requests per runner per interval.
+ *
+ * Kept in the result JSON (field `timeline`) in the shape of {@link TimelineSchema}. Units are in
+ * the names: `tS`/`intervalS` seconds, `rps` requests per second, `errorRate` a fraction in [0, 1],
+ * `*Ms` milliseconds, counts are plain integers.
+ *
+ * What k6 gives live, and what follows from it (k6 v2.2.0 `metrics/sink.go`, `api/v1/metric_routes.go`):
+ * - counters are `{count, rate}` since the start: interval values are differences between polls;
+ * - rates are `{rate}` only (a fraction since the start; `passes`/`fails` when a caller has them):
+ *   failed requests are `rate × http_reqs.count`, since `http_req_failed` gets one sample per request;
+ * - trends are `{min, max, avg, med, p(90), p(95)}` over every sample since the start, never a window:
+ *   so the interval's mean latency is exact (sum = avg × count, differenced), but p95 is not: the
+ *   series keeps the runners' p95 since the start as a band `p95MinMs`..`p95MaxMs`. The global p95
+ *   since the start always lies inside it (a mixture's quantile lies between its components'), and
+ *   it is exact (`p95Ms`) while only one runner has requests;
+ * - checks: the `checks` rate has no counts; `GET /v1/groups` lists every check's `passes`/`fails`
+ *   (k6 `api/v1/group.go`), see {@link checkTotalsFromGroups}.
+ */
+
+/** The format tag written in {@link Timeline.schema}; bumped on any incompatible change. */
+export const TIMELINE_SCHEMA = 'k6-distributed/timeline@1';
+
+/** One interval of the run, across every runner. */
+export const TimelinePointSchema = z.object({
+  /** End of the interval, seconds since the synchronised start. */
+  tS: z.number().nonnegative(),
+  /** Length of the interval this point covers, s (about the series' `intervalS`; the last one may be shorter). */
+  intervalS: z.number().positive(),
+  /** HTTP requests completed in the interval. */
+  requests: z.number().int().nonnegative(),
+  /** `requests / intervalS`, requests per second. */
+  rps: z.number().nonnegative(),
+  /** Active VUs at the end of the interval (sum over the runners still running). */
+  vus: z.number().int().nonnegative(),
+  /** Failed requests (`http_req_failed`) / requests in the interval, a fraction 0–1 (0 without requests). */
+  errorRate: z.number().min(0).max(1),
+  /** Checks that failed in the interval; absent when no runner reported check counts. */
+  checksFailed: z.number().int().nonnegative().optional(),
+  /** Mean `http_req_duration` of the interval's requests, ms (exact); absent without requests. */
+  avgMs: z.number().nonnegative().optional(),
+  /** Lowest runner p95 of `http_req_duration` since the start, ms; absent before the first request. */
+  p95MinMs: z.number().nonnegative().optional(),
+  /** Highest runner p95 of `http_req_duration` since the start, ms; absent before the first request. */
+  p95MaxMs: z.number().nonnegative().optional(),
+  /** The global p95 since the start, ms, when it is exact (only one runner had requests so far). */
+  p95Ms: z.number().nonnegative().optional(),
+  /** Runners whose metrics were read for this point (a runner that ended or did not answer keeps its last counts). */
+  runners: z.number().int().nonnegative(),
+});
+
+/** One interval of the run: see {@link TimelinePointSchema} for each field's unit. */
+export type TimelinePoint = z.infer<typeof TimelinePointSchema>;
+
+/** The whole series, as kept in the result JSON. */
+export const TimelineSchema = z.object({
+  schema: z.literal(TIMELINE_SCHEMA),
+  /** The nominal recording interval, s. */
+  intervalS: z.number().positive(),
+  /** The trend the latency fields are read from. */
+  latencyMetric: z.literal('http_req_duration'),
+  /** What the p95 fields cover: every request since the start (k6's live trends have no window). */
+  p95Scope: z.literal('since-start'),
+  /** In time order. */
+  points: z.array(TimelinePointSchema),
+});
+
+/** The run over time: see {@link TimelineSchema}. */
+export type Timeline = z.infer<typeof TimelineSchema>;
+
+/** Passed and failed check totals of one runner since the start. */
+export interface CheckTotals {
+  passes: number;
+  fails: number;
+}
+
+/** What one runner answered at one poll. */
+export interface RunnerPoll {
+  /** 0-based runner index. */
+  runner: number;
+  /** Its `GET /v1/metrics` answer (see `parseMetrics`); absent or empty when it did not answer: it keeps its last counts. */
+  metrics?: K6LiveMetric[];
+  /** Its check totals (from `GET /v1/groups`, see {@link checkTotalsFromGroups}), when read. */
+  checks?: CheckTotals;
+  /** `true` once the runner has ended: it keeps its last counts and its VUs count as 0. */
+  ended?: boolean;
+}
+
+/** Options of {@link TimelineRecorder}. */
+export interface TimelineOptions {
+  /** The recording interval, s (e.g. 5). @throws RangeError when not a positive number. */
+  intervalS: number;
+  /** Epoch ms of the synchronised start (the series' time 0). */
+  startedAtMs: number;
+}
+
+/** Cumulative values of one runner since the start, as last read. */
+interface RunnerState {
+  requests: number;
+  failedRequests: number;
+  /** Sum of `http_req_duration` values, ms (avg × count). */
+  durationSumMs: number;
+  p95Ms?: number;
+  vus: number;
+  checks?: CheckTotals;
+  ended: boolean;
+  /** Read at the current interval. */
+  fresh: boolean;
+}
+
+interface Totals {
+  requests: number;
+  failedRequests: number;
+  durationSumMs: number;
+  checksFailed?: number;
+}
+
+/** A point is due this share of an interval before its slot on the grid (polls jitter). */
+const EARLY_SHARE = 0.1;
+
+/**
+ * Builds the {@link Timeline} from per-runner polls: pure, no clock and no I/O (the caller gives the
+ * poll time). Call {@link record} at every poll (any rate): a point is made at the first poll that
+ * reaches the next slot of the grid `startedAtMs + k × intervalS` (up to 10% of an interval early,
+ * for polls that jitter), so points do not drift; each point carries the length it really covers.
+ * Call {@link finish} once after the last runner ended: it closes the last, possibly shorter, interval.
+ */
+export class TimelineRecorder {
+  readonly #intervalMs: number;
+  readonly #startedAtMs: number;
+  readonly #runners = new Map<number, RunnerState>();
+  readonly #points: TimelinePoint[] = [];
+  #lastAtMs: number;
+  /** Grid slot of the last point (0 = the start). */
+  #slot = 0;
+  #last: Totals = { requests: 0, failedRequests: 0, durationSumMs: 0, checksFailed: 0 };
+
+  constructor(options: TimelineOptions) {
+    if (!(options.intervalS > 0) || !Number.isFinite(options.intervalS))
+      throw new RangeError(
+        `timeline interval must be a positive number of seconds, got ${options.intervalS}`,
+      );
+    this.#intervalMs = options.intervalS * 1000;
+    this.#startedAtMs = options.startedAtMs;
+    this.#lastAtMs = options.startedAtMs;
+  }
+
+  /**
+   * Takes one poll of some or all runners at `atMs` (epoch ms); runners not listed keep their last
+   * values. Returns the point made by this poll, if one was due.
+   */
+  record(atMs: number, polls: RunnerPoll[]): TimelinePoint | undefined {
+    for (const poll of polls) this.#update(poll);
+    const due = this.#startedAtMs + (this.#slot + 1 - EARLY_SHARE) * this.#intervalMs;
+    if (atMs < due) return undefined;
+    this.#slot = Math.max(this.#slot + 1, Math.round((atMs - this.#startedAtMs) / this.#intervalMs));
+    return this.#point(atMs);
+  }
+
+  /**
+   * Takes the last poll (if any), closes the last interval and returns the series.
+   * The last requests of a runner reach its `/v1/metrics` a moment after it reports Ended, and a
+   * runner that exited cannot be polled: to make the series add up to the result's totals, pass
+   * each runner's end-of-test summary here, in the same shape (`http_reqs.count`,
+   * `http_req_failed.passes`, `http_req_duration.avg`/`p(95)`, `checks.passes`/`fails`).
+   */
+  finish(atMs: number, polls: RunnerPoll[] = []): Timeline {
+    for (const poll of polls) this.#update(poll);
+    if (atMs > this.#lastAtMs) this.#point(atMs);
+    return this.series();
+  }
+
+  /** The series so far (a copy). */
+  series(): Timeline {
+    return {
+      schema: TIMELINE_SCHEMA,
+      intervalS: this.#intervalMs / 1000,
+      latencyMetric: 'http_req_duration',
+      p95Scope: 'since-start',
+      points: this.#points.map((p) => ({ ...p })),
+    };
+  }
+
+  #update(poll: RunnerPoll): void {
+    const state: RunnerState = this.#runners.get(poll.runner) ?? {
+      requests: 0,
+      failedRequests: 0,
+      durationSumMs: 0,
+      vus: 0,
+      ended: false,
+      fresh: false,
+    };
+    this.#runners.set(poll.runner, state);
+    if (poll.ended) state.ended = true;
+    if (poll.checks) state.checks = { ...poll.checks };
+    const metrics = poll.metrics ?? [];
+    if (metrics.length === 0) return;
+    state.fresh = true;
+    const sample = (name: string) => metrics.find((m) => m.name === name)?.sample;
+    const requests = Math.round(sample('http_reqs')?.count ?? 0);
+    // Cumulative counts only grow; a smaller reading (a runner answering late) is ignored.
+    if (requests < state.requests) return;
+    state.requests = requests;
+    const failed = sample('http_req_failed');
+    state.failedRequests =
+      failed?.passes !== undefined ? failed.passes : Math.round((failed?.rate ?? 0) * requests);
+    const duration = sample('http_req_duration');
+    state.durationSumMs = (duration?.avg ?? 0) * requests;
+    state.p95Ms = requests > 0 ? duration?.['p(95)'] : undefined;
+    state.vus = Math.round(sample('vus')?.value ?? 0);
+    const checks = sample('checks');
+    if (!poll.checks && checks?.passes !== undefined && checks.fails !== undefined)
+      state.checks = { passes: checks.passes, fails: checks.fails };
+  }
+
+  #point(atMs: number): TimelinePoint {
+    const states = [...this.#runners.values()];
+    const sum = (f: (s: RunnerState) => number) => states.reduce((a, s) => a + f(s), 0);
+    const withChecks = states.filter((s) => s.checks);
+    const totals: Totals = {
+      requests: sum((s) => s.requests),
+      failedRequests: sum((s) => s.failedRequests),
+      durationSumMs: sum((s) => s.durationSumMs),
+      checksFailed: withChecks.length > 0 ? sum((s) => s.checks?.fails ?? 0) : undefined,
+    };
+    const intervalS = (atMs - this.#lastAtMs) / 1000;
+    const requests = Math.max(0, totals.requests - this.#last.requests);
+    const failed = Math.max(0, totals.failedRequests - this.#last.failedRequests);
+    const p95s = states.flatMap((s) => (s.p95Ms === undefined ? [] : [s.p95Ms]));
+    const point: TimelinePoint = {
+      tS: round((atMs - this.#startedAtMs) / 1000, 3),
+      intervalS: round(intervalS, 3),
+      requests,
+      rps: round(requests / intervalS, 3),
+      vus: sum((s) => (s.ended ? 0 : s.vus)),
+      errorRate: requests > 0 ? Math.min(1, failed / requests) : 0,
+      runners: states.filter((s) => s.fresh).length,
+    };
+    if (totals.checksFailed !== undefined)
+      point.checksFailed = Math.max(0, totals.checksFailed - (this.#last.checksFailed ?? 0));
+    if (requests > 0)
+      point.avgMs = round(Math.max(0, (totals.durationSumMs - this.#last.durationSumMs) / requests), 3);
+    if (p95s.length > 0) {
+      point.p95MinMs = round(Math.min(...p95s), 3);
+      point.p95MaxMs = round(Math.max(...p95s), 3);
+      if (p95s.length === 1) point.p95Ms = point.p95MinMs;
+    }
+    this.#points.push(point);
+    this.#last = totals;
+    this.#lastAtMs = atMs;
+    for (const s of states) s.fresh = false;
+    return point;
+  }
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/**
+ * Sums the check counts of a `GET /v1/groups` answer (k6 `api/v1/group_routes.go`: every group,
+ * flattened, each with `attributes.checks[] = {passes, fails}`).
+ * @throws Error when the document has no `data` array.
+ */
+export function checkTotalsFromGroups(doc: unknown): CheckTotals {
+  const data = (doc as { data?: unknown })?.data;
+  if (!Array.isArray(data))
+    throw new Error(`unexpected k6 groups response: ${JSON.stringify(doc).slice(0, 200)}`);
+  const totals: CheckTotals = { passes: 0, fails: 0 };
+  for (const group of data as Array<{ attributes?: { checks?: Array<Partial<CheckTotals>> } }>) {
+    for (const check of group.attributes?.checks ?? []) {
+      totals.passes += Number(check.passes ?? 0);
+      totals.fails += Number(check.fails ?? 0);
+    }
+  }
+  return totals;
+}
