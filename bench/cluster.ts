@@ -12,7 +12,7 @@
  *
  *   npm run bench:cluster            (ROUNDS=2 by default; ROUNDS=3 for steadier medians)
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -20,7 +20,6 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from '../src/backends/kubernetes/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
-import { startNodeTarget } from '../src/demo/target.ts';
 import type { Logger } from '../src/log.ts';
 import { runTest } from '../src/run/index.ts';
 
@@ -96,6 +95,30 @@ function median(values: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
+/**
+ * The HTTP target (src/demo/target.ts) in a process of its own, on the pod bridge's gateway. In
+ * this process, its request handling (about 20 req/s per runner once they start) shared the event
+ * loop that timestamps the start confirmations, and inflated the skew measured at 64 runners.
+ */
+async function startTargetProcess(host: string): Promise<{ url: string; stop(): void }> {
+  const code = `const { startNodeTarget } = await import(${JSON.stringify(path.join(ROOT, 'src/demo/target.ts'))});
+const t = await startNodeTarget(process.env.TARGET_HOST);
+console.log(t.url);`;
+  const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    env: { ...process.env, TARGET_HOST: host },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (code) => reject(new Error(`the target exited (${code})`)));
+  });
+  return { url, stop: () => child.kill() };
+}
+
 function scriptFor(runners: number, initS: number): string {
   return `import http from 'k6/http';
 import { sleep } from 'k6';
@@ -104,6 +127,57 @@ if (__VU > 0 && ${initS} > 0) sleep(${initS});
 export const options = { scenarios: { s: { executor: 'constant-vus', vus: ${2 * runners}, duration: '5s' } } };
 export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05); }
 `;
+}
+
+/** Where the overhead goes (see the md's explanation). */
+const STAGES = ['preflight', 'create', 'collect', 'cleanup'] as const;
+
+/** One measured run. Units: s, ms for the skew. */
+interface Round {
+  verdict: string;
+  failures: string[];
+  wallS: number;
+  testS: number;
+  podStartS: number;
+  overheadS: number;
+  stagesS: Record<(typeof STAGES)[number], number>;
+  skewMs: number;
+  requests: number;
+  byResource: Record<string, number>;
+}
+
+/** The Kubernetes backend, timing its collection of summaries and its cleanup (wall s). */
+class TimedBackend extends KubernetesBackend {
+  static last: TimedBackend | undefined;
+  collectS = 0;
+  cleanupS = 0;
+  private collectFrom = 0;
+  private collectTo = 0;
+  constructor(options: ConstructorParameters<typeof KubernetesBackend>[0]) {
+    super(options);
+    TimedBackend.last = this;
+  }
+  override async launch(...args: Parameters<KubernetesBackend['launch']>) {
+    const runners = await super.launch(...args);
+    return runners.map((r) => ({
+      ...r,
+      collect: async () => {
+        const from = performance.now();
+        this.collectFrom = this.collectFrom ? Math.min(this.collectFrom, from) : from;
+        try {
+          return await r.collect();
+        } finally {
+          this.collectTo = Math.max(this.collectTo, performance.now());
+          this.collectS = (this.collectTo - this.collectFrom) / 1000;
+        }
+      },
+    }));
+  }
+  override async cleanup() {
+    const from = performance.now();
+    await super.cleanup();
+    this.cleanupS += (performance.now() - from) / 1000;
+  }
 }
 
 async function runPhase(phase: Phase, dir: string) {
@@ -124,17 +198,19 @@ async function runPhase(phase: Phase, dir: string) {
   const kc = new KubeConfig();
   kc.loadFromFile(path.join(STATE, 'kubeconfig'));
   const gateway = /K6D_POD_GATEWAY='([^']+)'/.exec(await readFile(path.join(STATE, 'env'), 'utf8'))![1]!;
-  const target = await startNodeTarget(gateway);
+  const target = await startTargetProcess(gateway);
   try {
     for (const { runners, initS, rounds: count } of phase.cases) {
       const script = path.join(dir, `script-${runners}-${initS}.js`);
       await writeFile(script, scriptFor(runners, initS));
-      const rounds = [];
+      const rounds: Round[] = [];
       for (let round = 0; round < count; round++) {
         let createdAt = 0;
         let readyAt = 0;
+        let preflightAt = 0;
         const log: Logger = {
           info: (m) => {
+            if (m.startsWith('preflight ok')) preflightAt = performance.now();
             if (m.startsWith('created ConfigMap')) createdAt = performance.now();
             if (m.startsWith('all ') && m.includes('ready')) readyAt = performance.now();
           },
@@ -154,7 +230,7 @@ async function runPhase(phase: Phase, dir: string) {
           {
             log,
             createBackend: () =>
-              new KubernetesBackend({
+              new TimedBackend({
                 kc,
                 namespace: 'default',
                 runId: `b${Date.now().toString(36)}`,
@@ -179,6 +255,7 @@ async function runPhase(phase: Phase, dir: string) {
           },
         );
         const wallS = (performance.now() - t0) / 1000;
+        const backend = TimedBackend.last!;
         const after = await requestCounts(kc);
         // The same time idle: what the controllers and node heartbeats cost without a run.
         await new Promise((r) => setTimeout(r, wallS * 1000));
@@ -198,6 +275,15 @@ async function runPhase(phase: Phase, dir: string) {
           testS: result.durationS,
           podStartS,
           overheadS: wallS - result.durationS - podStartS,
+          // Where the overhead goes, in s: the local preflight (k6 archive + inspect), from then to
+          // the runners' Jobs created (plan, permission check, ConfigMap, Jobs, the Pod watch),
+          // collecting the summaries (Pod logs), and the cleanup (deletes, then until no Pod is left).
+          stagesS: {
+            preflight: (preflightAt - t0) / 1000,
+            create: (createdAt - preflightAt) / 1000,
+            collect: backend.collectS,
+            cleanup: backend.cleanupS,
+          },
           skewMs: result.startSkewMs,
           requests: after.total - before.total - (idle.total - after.total),
           byResource: net,
@@ -217,10 +303,11 @@ async function runPhase(phase: Phase, dir: string) {
         wallS: median(rounds.map((r) => r.wallS)),
         testS: median(rounds.map((r) => r.testS)),
         requestsPerRunner: median(rounds.map((r) => r.requests / runners)),
+        stagesS: Object.fromEntries(STAGES.map((k) => [k, median(rounds.map((r) => r.stagesS[k]))])),
       });
     }
   } finally {
-    await target.stop();
+    target.stop();
     execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -265,6 +352,20 @@ async function main() {
       (r) =>
         `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${r.skewMs.toFixed(2)} ms | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} |`,
     ),
+    '',
+    'Where the orchestration overhead goes (medians, s): the local preflight (k6 archive + inspect); from',
+    'there to the Jobs created (plan, permission check, ConfigMap, Jobs, Pod watch); collecting the',
+    'summaries (Pod logs); the cleanup (deletes, then until no Pod of the run is left).',
+    '',
+    '| Nodes | Runners | VU init | Preflight | Create | Collect | Cleanup | Rest |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows
+      .filter((r) => r.stagesS)
+      .map((r) => {
+        const st = r.stagesS as Record<string, number>;
+        const rest = r.overheadS - Object.values(st).reduce((a, b) => a + b, 0);
+        return `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${st.preflight!.toFixed(2)} | ${st.create!.toFixed(2)} | ${st.collect!.toFixed(2)} | ${st.cleanup!.toFixed(2)} | ${rest.toFixed(2)} |`;
+      }),
     '',
     'API requests by resource in the last round of each size (the run less the same time idle):',
     '',

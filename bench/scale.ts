@@ -3,11 +3,14 @@
  * the thresholds and render the markdown report, for 1, 10, 100 and 1,000 synthetic runners.
  * Each runner's summary looks like a real one: 9 built-in trends plus 5 custom ones, 6 trend
  * submetrics, counters, rates, gauges, 20 checks in two groups, every trend with the full
- * `--summary-trend-stats` grid (plan.ts). Prints the figures and writes bench/results/scale.{json,md}.
+ * `--summary-trend-stats` grid (plan.ts), keys in that order and indented as k6 writes the file.
+ * The machine is shared: besides the wall time, the process CPU time of the whole pass is reported,
+ * which other processes disturb less. Prints the figures and writes bench/results/scale.{json,md}.
  *
  *   npm run bench:scale
  */
 import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { parseRunnerSummary } from '../src/k6/summary.ts';
 import {
@@ -20,6 +23,7 @@ import { renderReport } from '../src/render/markdown.ts';
 import { aggregateSummaries } from '../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../src/result/quantiles.ts';
 import { RESULT_SCHEMA, type RunResult } from '../src/result/result.ts';
+import { summaryTrendStats } from '../src/run/plan.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
 
@@ -64,7 +68,15 @@ function lognormalAt(median: number, sigma: number, p: number): number {
   return median * Math.exp(sigma * (p < 0.5 ? -z : z));
 }
 
-/** One runner's `--summary-export` JSON. */
+/** The percentiles every runner reports, in the order of its `--summary-trend-stats` flag. */
+const PERCENTS = summaryTrendStats(thresholdPercentiles(parseThresholds(THRESHOLDS)))
+  .split(',')
+  .flatMap((stat) => {
+    const m = /^p\((.+)\)$/.exec(stat);
+    return m ? [Number(m[1])] : [];
+  });
+
+/** One runner's `--summary-export` JSON (k6 writes it indented by 4 spaces). */
 function runnerSummary(index: number): string {
   const metrics: Record<string, Record<string, number>> = {};
   const slow = 1 + (index % 7) * 0.15;
@@ -78,9 +90,7 @@ function runnerSummary(index: number): string {
       avg: median * 1.2,
       med: median,
     };
-    for (const p of [...QUANTILE_GRID, ...thresholdPercentiles(parseThresholds(THRESHOLDS))]) {
-      values[percentileKey(p)] = lognormalAt(median, 0.6, p / 100);
-    }
+    for (const p of PERCENTS) values[percentileKey(p)] = lognormalAt(median, 0.6, p / 100);
     metrics[name] = values;
   });
   for (const name of ['http_reqs', 'iterations', 'data_received', 'data_sent']) {
@@ -106,7 +116,7 @@ function runnerSummary(index: number): string {
       buy: { name: 'buy', path: '::buy', checks: checks('buy'), groups: {} },
     },
   };
-  return JSON.stringify({ metrics, root_group: rootGroup });
+  return JSON.stringify({ metrics, root_group: rootGroup }, null, 4);
 }
 
 function median(values: number[]): number {
@@ -122,12 +132,18 @@ const rows: Array<{
   thresholdsMs: number;
   renderMs: number;
   totalMs: number;
+  cpuMs: number;
 }> = [];
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 for (const n of [1, 10, 100, 1000]) {
   const texts = Array.from({ length: n }, (_, i) => runnerSummary(i));
   const repeats = n >= 1000 ? 3 : n >= 100 ? 5 : 20;
-  const samples: Array<[number, number, number, number]> = [];
+  const samples: Array<[number, number, number, number, number]> = [];
   for (let r = 0; r < repeats; r++) {
+    const c0 = cpuMs();
     const t0 = performance.now();
     const summaries = texts.map(parseRunnerSummary);
     const t1 = performance.now();
@@ -163,9 +179,9 @@ for (const n of [1, 10, 100, 1000]) {
     };
     renderReport(result);
     const t4 = performance.now();
-    samples.push([t1 - t0, t2 - t1, t3 - t2, t4 - t3]);
+    samples.push([t1 - t0, t2 - t1, t3 - t2, t4 - t3, cpuMs() - c0]);
   }
-  const [parseMs, aggregateMs, thresholdsMs, renderMs] = [0, 1, 2, 3].map((k) =>
+  const [parseMs, aggregateMs, thresholdsMs, renderMs, cpu] = [0, 1, 2, 3, 4].map((k) =>
     median(samples.map((s) => s[k]!)),
   );
   const row = {
@@ -175,23 +191,24 @@ for (const n of [1, 10, 100, 1000]) {
     thresholdsMs: thresholdsMs!,
     renderMs: renderMs!,
     totalMs: parseMs! + aggregateMs! + thresholdsMs! + renderMs!,
+    cpuMs: cpu!,
   };
   rows.push(row);
   console.log(
-    `${String(n).padStart(5)} runners: parse ${row.parseMs.toFixed(1)} ms, aggregate ${row.aggregateMs.toFixed(1)} ms, thresholds ${row.thresholdsMs.toFixed(2)} ms, render ${row.renderMs.toFixed(1)} ms, total ${row.totalMs.toFixed(1)} ms`,
+    `${String(n).padStart(5)} runners: parse ${row.parseMs.toFixed(1)} ms, aggregate ${row.aggregateMs.toFixed(1)} ms, thresholds ${row.thresholdsMs.toFixed(2)} ms, render ${row.renderMs.toFixed(1)} ms, total ${row.totalMs.toFixed(1)} ms (CPU ${row.cpuMs.toFixed(1)} ms)`,
   );
 }
 
 const md = [
   '# Scale: parse + aggregate + thresholds + render',
   '',
-  `Synthetic runner summaries: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks, ${thresholds.length} thresholds. Median of repeated runs, ms. Target: < 100 ms at 100 runners, < 1 s at 1,000.`,
+  `Synthetic runner summaries: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks, ${thresholds.length} thresholds. Summaries as k6 writes them (keys in the flag's order, indented): ${Math.round(runnerSummary(0).length / 1024)} KiB each. Median of repeated runs, ms of wall time per stage; "CPU" is the process CPU time of the whole pass (the machine is shared by other jobs: wall times include their load; \`uptime\` load average when measured: ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores). Target: < 100 ms at 100 runners, < 1 s at 1,000.`,
   '',
-  '| runners | parse | aggregate | thresholds | render | total |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| runners | parse | aggregate | thresholds | render | total | CPU |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
-      `| ${r.runners} | ${r.parseMs.toFixed(1)} | ${r.aggregateMs.toFixed(1)} | ${r.thresholdsMs.toFixed(2)} | ${r.renderMs.toFixed(1)} | ${r.totalMs.toFixed(1)} |`,
+      `| ${r.runners} | ${r.parseMs.toFixed(1)} | ${r.aggregateMs.toFixed(1)} | ${r.thresholdsMs.toFixed(2)} | ${r.renderMs.toFixed(1)} | ${r.totalMs.toFixed(1)} | ${r.cpuMs.toFixed(1)} |`,
   ),
   '',
 ].join('\n');

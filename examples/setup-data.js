@@ -1,18 +1,15 @@
 // Setup data: work done once before the load (log in, read the catalogue) and handed to every VU,
 // then cleaned up in teardown.
 //
-// In a distributed run, setup() and teardown() run once PER RUNNER: with 4 runners, 4 logins and
-// 4 logouts. Each runner's VUs get the data its own setup() returned. So setup must be safe to run
-// N times at once: read-only, idempotent, or keyed by the runner (__ENV.K6D_RUNNER_INDEX, 0-based,
-// and __ENV.K6D_RUNNERS). Data every runner must share (one account, one order id) belongs in the
-// environment (-e, `env`, `secret-env`), not in setup().
+// In a distributed run, setup() and teardown() run once for the whole test, as in one `k6 run`:
+// setup() on one runner before the synchronised start, its data handed to every VU of every runner,
+// teardown() once after every runner has finished. With 4 runners: 1 login, 1 logout.
 //   npx k6-distributed run examples/setup-data.js --runners 4 -- -e BASE_URL=https://staging.example.com
 
 import { check, fail, sleep } from 'k6';
 import http from 'k6/http';
 
 const BASE_URL = __ENV.BASE_URL || 'http://127.0.0.1:8080';
-const RUNNER = __ENV.K6D_RUNNER_INDEX || '0';
 const json = { 'Content-Type': 'application/json' };
 
 export const options = {
@@ -28,17 +25,16 @@ export const options = {
 };
 
 export function setup() {
-  // One service account per runner, so the runners' sessions do not replace each other.
   const login = http.post(
     `${BASE_URL}/api/login`,
-    JSON.stringify({ username: `load-test-runner-${RUNNER}`, password: __ENV.PASSWORD || 'secret' }),
+    JSON.stringify({ username: 'load-test', password: __ENV.PASSWORD || 'secret' }),
     { headers: json },
   );
   if (login.status !== 200) fail(`setup: login failed with status ${login.status}`);
   const token = login.json('token');
   const products = http.get(`${BASE_URL}/api/products`, { headers: { Authorization: `Bearer ${token}` } });
   if (products.status !== 200) fail(`setup: cannot read the catalogue (status ${products.status})`);
-  // What setup returns is copied to every VU of this runner (as JSON: data only, no functions).
+  // What setup returns is copied to every VU of every runner (as JSON: data only, no functions).
   return { token, productIds: products.json().map((p) => p.id) };
 }
 

@@ -2,7 +2,7 @@ import { parseArgsStringToArgv } from 'string-argv';
 import { z } from 'zod';
 import { DEFAULTS } from './inputs/defaults.ts';
 import { parseInputs } from './inputs/parse.ts';
-import { positiveSeconds } from './inputs/values.ts';
+import { plainNumber, positiveSeconds } from './inputs/values.ts';
 
 /**
  * The run configuration, validated in one place for the CLI and the actions. Inputs arrive as
@@ -19,11 +19,14 @@ export const runConfigSchema = z.object({
   /** Path of the k6 script (or k6 archive). */
   script: z.string({ error: 'is required' }).min(1, { error: 'is required' }),
   /** Number of runners N (each runs execution segment i/N:(i+1)/N). */
-  runners: z.coerce
-    .number({ error: 'must be a whole number' })
-    .int({ error: 'must be a whole number' })
-    .min(1, { error: 'must be at least 1' })
-    .max(1000, { error: 'must be at most 1000' })
+  runners: plainNumber('must be a whole number', true)
+    .pipe(
+      z
+        .number()
+        .int({ error: 'must be a whole number' })
+        .min(1, { error: 'must be at least 1' })
+        .max(1000, { error: 'must be at most 1000' }),
+    )
     .default(DEFAULTS.runners),
   /** Extra k6 flags for every runner. */
   k6Args: k6ArgsSchema,
@@ -31,7 +34,10 @@ export const runConfigSchema = z.object({
   resultPath: z.string().min(1).default(DEFAULTS.resultPath),
   /** Where the markdown report goes, if anywhere. */
   reportPath: z.string().min(1).optional(),
-  /** k6 binary; resolved from K6_BINARY, PATH and the pinned build when absent. */
+  /**
+   * The k6 binary of the preflight (and of the local backend's runners): an xk6 build that matches
+   * a custom runner image. Resolved from K6_BINARY, PATH and the pinned build when absent.
+   */
   k6Binary: z.string().min(1).optional(),
   /** How long runners may take to reach status 4, in s. */
   startTimeoutS: positiveSeconds.default(DEFAULTS.startTimeoutS),
@@ -53,6 +59,7 @@ export const RUN_CONFIG_INPUTS = {
   runners: 'runners',
   k6Args: 'k6-args',
   resultPath: 'result-path',
+  k6Binary: 'k6-binary',
   startTimeoutS: 'start-timeout',
   graceS: 'grace',
   progressIntervalS: 'progress-interval',

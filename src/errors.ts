@@ -14,6 +14,8 @@
  * - `incomplete`: a runner left no readable summary, so the aggregate misses its share (exit 1);
  * - `aborted`: the test was aborted (a threshold with abortOnFail, `test.abort()`) (exit 1 unless
  *   a finer k6 code is known to the caller);
+ * - `marked-failed`: the script called `exec.test.fail()`: the test ran to its end and failed
+ *   (exit 1, or k6's 110 where the caller knows the runners' codes, as `k6 run` exits);
  * - `thresholds`: thresholds crossed on the aggregate (exit 99, as `k6 run`).
  */
 export type FailureKind =
@@ -24,6 +26,7 @@ export type FailureKind =
   | 'deadline'
   | 'incomplete'
   | 'aborted'
+  | 'marked-failed'
   | 'thresholds';
 
 /** One reason a run failed: its kind, one line for the user, and the runner it concerns if any. */
@@ -60,6 +63,11 @@ export class ConfigurationError extends RunError {
   constructor(message: string) {
     super('configuration', message);
   }
+}
+
+/** The failure of a run interrupted before any runner started (Ctrl-C, SIGTERM, a cancelled workflow). */
+export function interruptedBeforeStart(): RunError {
+  return new RunError('interrupted', 'interrupted before the start: no runner had started');
 }
 
 /** Returns the message of any thrown value. */

@@ -28,10 +28,22 @@ export interface Runner {
   /** Ends the runner at once (SIGKILL, Pod deletion), for one that did not stop through the REST API. */
   kill(): Promise<void>;
   /**
-   * Reads what the runner left: its `--summary-export` JSON text (undefined when it wrote none) and
-   * the last lines of its log. Called after the runner ended and before {@link Backend.cleanup}.
+   * Ends a runner gracefully (SIGTERM), one whose test has ended and lingers, or one whose REST API
+   * did not take the stop. Runners run with `--linger`: once its test has ended (status
+   * 9 Ended, 10 Interrupted or 11 MarkedAsFailed) k6 keeps its REST API up until a signal, so that
+   * teardown() can run once after every runner finished; on SIGTERM it writes its summary export and
+   * exits with its test's own code (0, 99, 103, 108, 110). Local: SIGTERM to the process; Kubernetes:
+   * the Pod is deleted with its grace period (SIGTERM), its log followed to the end first. Resolves
+   * once asked, not once exited (watch {@link exited}).
    */
-  collect(): Promise<{ summary?: string; logTail: string; node?: string }>;
+  terminate(): Promise<void>;
+  /**
+   * Reads what the runner left: its `--summary-export` JSON text (undefined when it wrote none) and
+   * the last lines of its log; `unreadable` says why nothing could be read (e.g. `the log of Pod P
+   * could not be read: …`, `its node N is gone`). Called after the runner ended and before
+   * {@link Backend.cleanup}.
+   */
+  collect(): Promise<{ summary?: string; logTail: string; node?: string; unreadable?: string }>;
 }
 
 /** A place where runners run. */

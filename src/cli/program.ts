@@ -7,20 +7,26 @@ import { parseArgsStringToArgv } from 'string-argv';
 import { killAllLocalRunners, LocalBackend } from '../backends/local/backend.ts';
 import { parseRunConfig, RUN_CONFIG_FLAGS } from '../config.ts';
 import { startDemoTarget } from '../demo/target.ts';
-import { ConfigurationError, EXIT_CODE, exitCodeFor } from '../errors.ts';
+import { ConfigurationError, EXIT_CODE, errorMessage, exitCodeFor, RunError } from '../errors.ts';
+import { DEFAULTS } from '../inputs/defaults.ts';
+import { type KubernetesInputs, kubernetesEnvironment } from '../inputs/kubernetes.ts';
+import { resolveK6Binary } from '../k6/binary.ts';
 import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
+import { htmlReportPath, writeHtmlReport } from '../render/html/file.ts';
 import { renderReport } from '../render/markdown.ts';
 import type { RunResult } from '../result/result.ts';
 import { runTest } from '../run/index.ts';
+import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNames } from './kubernetes.ts';
 
 /**
- * The command line over the core, with the local backend:
+ * The command line over the core, with either backend:
  *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
+ *   k6-distributed run script.js --runners 16 --backend kubernetes --node-selector pool=loadtest
  *   k6-distributed demo
- * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110,
- * 100, 101 when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`, a
- * setup/teardown timeout); 104/107 when k6 refused the script or its options before the start
+ * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110
+ * when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`), 107/100 when
+ * the one setup() threw or timed out, 107/101 when the one teardown() did; 104/107 when k6 refused the script or its options before the start
  * (as a plain k6 run exits); 1 a runner failed otherwise or the run could not start; 2 bad input;
  * 130 interrupted.
  */
@@ -29,8 +35,8 @@ import { runTest } from '../run/index.ts';
 export const stderrLog = consoleLogger();
 
 /**
- * The CLI's exit code for a finished run: k6's own code (107, 108, 110, 100, 101) when a runner
- * exited so ({@link k6ExitCodeOfRunners}), else from its failure kinds ({@link exitCodeFor}); an
+ * The CLI's exit code for a finished run: k6's own code (107, 108, 110, 100, 101) when the one
+ * teardown() failed (`k6ExitCode`) or a runner exited so ({@link k6ExitCodeOfRunners}), else from its failure kinds ({@link exitCodeFor}); an
  * interruption that came after the last runner ended still exits 130.
  */
 export function exitCodeOf(result: RunResult, interrupted: boolean): number {
@@ -38,14 +44,16 @@ export function exitCodeOf(result: RunResult, interrupted: boolean): number {
   const kinds = result.failureKinds ?? [];
   const code = exitCodeFor(kinds);
   if (code !== EXIT_CODE.failed) return code;
-  // k6's own code when a runner's exit says what plain `k6 run` would have exited with.
-  return k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? code;
+  // k6's own code when the teardown or a runner's exit says what plain `k6 run` would have exited with.
+  return result.k6ExitCode ?? k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? code;
 }
 
 interface RunFlags {
   runners?: string;
   out?: string;
   report?: string;
+  /** A path, `false` for `--no-html`, or absent: next to the result JSON. */
+  html?: string | false;
   k6?: string;
   k6Args?: string;
   startTimeout?: string;
@@ -53,7 +61,36 @@ interface RunFlags {
   progressInterval?: string;
 }
 
-async function runCommand(script: string, extra: string[], flags: RunFlags): Promise<number> {
+/** The flags of {@link RunFlags} as the user writes them, for errors. */
+const FLAG_NAMES: Record<keyof RunFlags, string> = {
+  runners: '--runners',
+  out: '--out',
+  report: '--report',
+  k6: '--k6',
+  k6Args: '--k6-args',
+  startTimeout: '--start-timeout',
+  grace: '--grace',
+  progressInterval: '--progress-interval',
+  html: '--html',
+};
+
+/**
+ * Runs a test. `kubernetes` is the validated Kubernetes flags with `--backend kubernetes`, else
+ * undefined (the local backend). Every input is checked, and the cluster credentials loaded, before
+ * the preflight; Ctrl-C stops the runners and removes what the run created, a second one kills
+ * local runners or deletes the run's objects at once, and exits.
+ */
+async function runCommand(
+  script: string,
+  extra: string[],
+  flags: RunFlags,
+  kubernetes?: KubernetesInputs,
+): Promise<number> {
+  // An empty value given on purpose (`-n ""`) is a mistake, not "use the default".
+  for (const [key, value] of Object.entries(flags)) {
+    if (typeof value === 'string' && value.trim() === '' && key !== 'k6Args')
+      throw new ConfigurationError(`${FLAG_NAMES[key as keyof RunFlags]}: is empty`);
+  }
   const config = parseRunConfig(
     {
       script,
@@ -68,39 +105,73 @@ async function runCommand(script: string, extra: string[], flags: RunFlags): Pro
     },
     RUN_CONFIG_FLAGS,
   );
+  if (config.k6Binary) resolveK6Binary(config.k6Binary, process.env, RUN_CONFIG_FLAGS.k6Binary);
+  const cluster = kubernetes ? kubernetesCliRun(kubernetes, stderrLog) : undefined;
+  if (cluster) stderrLog.info(`run ${cluster.runId} in namespace ${cluster.namespace}`);
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
     if (interrupts === 1) {
-      stderrLog.warning(`${signal} received: stopping every runner (again to kill them at once)`);
+      stderrLog.warning(
+        `${signal} received: stopping every runner${cluster ? ' and removing the run from the cluster' : ''} (again to ${cluster ? 'delete it' : 'kill them'} at once)`,
+      );
       controller.abort();
+    } else if (cluster && interrupts === 2) {
+      stderrLog.warning(
+        `${signal} received again: deleting the run's ConfigMap, Jobs and Pods and exiting (again to exit at once)`,
+      );
+      void cluster.deleteNow().finally(() => process.exit(130));
     } else {
       stderrLog.warning(`${signal} received again: killing every runner and exiting`);
       killAllLocalRunners();
       process.exit(130);
     }
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // A closed terminal's SIGHUP too: the runners are stopped and the partial result written.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.on(s, onSignal);
   try {
     const result = await runTest(config, {
-      createBackend: (k6, workDir) =>
-        new LocalBackend(k6, workDir, {
-          // The script's console output, as k6 prints it, with the runner's index in front.
-          onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
-        }),
+      createBackend: cluster
+        ? () => cluster.createBackend()
+        : (k6, workDir) =>
+            new LocalBackend(k6, workDir, {
+              // The script's console output, as k6 prints it, with the runner's index in front.
+              onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
+            }),
       log: stderrLog,
       signal: controller.signal,
+      inputNames: RUN_CONFIG_FLAGS,
+      // On Kubernetes the run's objects carry the same id as its samples and its result.
+      ...(cluster ? { runId: cluster.runId } : {}),
+      ...(kubernetes ? { environment: kubernetesEnvironment(kubernetes) } : {}),
     });
     const report = renderReport(result);
     process.stdout.write(`\n${report}\n`);
-    if (config.reportPath) await writeFile(config.reportPath, report);
     stderrLog.info(`result written to ${config.resultPath}`);
+    if (flags.html !== false) {
+      const html = flags.html ?? htmlReportPath(config.resultPath);
+      await writeHtmlReport(html, { result });
+      stderrLog.info(`HTML report written to ${html}`);
+    }
+    if (config.reportPath) {
+      // Checked before the run; a write that fails all the same keeps the result and says why. A
+      // file is read where Mermaid renders (GitHub, editors): it gets the charts, stdout does not.
+      await writeFile(config.reportPath, renderReport(result, { charts: true })).catch(
+        (error: NodeJS.ErrnoException) => {
+          throw new RunError(
+            'incomplete',
+            `--report: could not write ${config.reportPath} (${error.code ?? errorMessage(error)}); the result is in ${config.resultPath}`,
+          );
+        },
+      );
+    }
     return exitCodeOf(result, controller.signal.aborted);
+  } catch (error) {
+    throw withFlagNames(error);
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of signals) process.off(s, onSignal);
   }
 }
 
@@ -141,22 +212,43 @@ export function buildProgram(): Command {
     .description('Run one k6 test as N synchronised runners and judge its thresholds on the global result.')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  program
+  const run = program
     .command('run')
-    .description('run a k6 script as N runners on this machine; extra k6 flags go after --')
+    .description(
+      'run a k6 script as N runners, on this machine or on a Kubernetes cluster; extra k6 flags go after --',
+    )
     .argument('<script>', 'k6 script (or k6 archive)')
     .argument('[k6-flags...]', 'extra k6 flags, after --, e.g. -- --vus 50 -e BASE_URL=http://127.0.0.1:8080')
-    .option('-n, --runners <n>', 'number of runners (each runs execution segment i/N:(i+1)/N)', '1')
-    .option('-o, --out <file>', 'result JSON', 'k6-distributed-result.json')
+    .option(
+      '-n, --runners <n>',
+      'number of runners (each runs execution segment i/N:(i+1)/N)',
+      String(DEFAULTS.runners),
+    )
+    .option('-o, --out <file>', 'result JSON', DEFAULTS.resultPath)
     .option('--report <file>', 'also write the markdown report to this file')
-    .option('--k6 <path>', 'k6 binary (default: $K6_BINARY, k6 on PATH, or the pinned build)')
+    .option('--html <file>', 'HTML report (default: next to the result JSON, .html)')
+    .option('--no-html', 'write no HTML report')
+    .option(
+      '--k6 <path>',
+      'k6 binary of the preflight and local runners, e.g. an xk6 build matching --runner-image (default: $K6_BINARY, k6 on PATH, or the pinned build)',
+    )
     .option('--k6-args <flags>', 'extra k6 flags as one shell-quoted string')
-    .option('--start-timeout <s>', 'seconds runners may take to initialise their VUs', '300')
-    .option('--grace <s>', "seconds allowed beyond the test's totalDuration", '120')
-    .addOption(new Option('--progress-interval <s>', 'seconds between progress lines').default('10'))
-    .action(async (script: string, extra: string[], flags: RunFlags) => {
-      process.exitCode = await runCommand(script, extra, flags);
-    });
+    .option(
+      '--start-timeout <s>',
+      'seconds runners may take to initialise their VUs',
+      String(DEFAULTS.startTimeoutS),
+    )
+    .option('--grace <s>', "seconds allowed beyond the test's totalDuration", String(DEFAULTS.graceS))
+    .addOption(
+      new Option('--progress-interval <s>', 'seconds between progress lines').default(
+        String(DEFAULTS.progressIntervalS),
+      ),
+    );
+  addKubernetesOptions(run).action(
+    async (script: string, extra: string[], flags: RunFlags, command: Command) => {
+      process.exitCode = await runCommand(script, extra, flags, readKubernetesFlags(command));
+    },
+  );
   program
     .command('demo')
     .description(

@@ -1,6 +1,8 @@
 import { ConfigurationError } from '../errors.ts';
+import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds.ts';
 import type { MetricResult, RunEnvironment, RunResult } from '../result/result.ts';
+import type { NoiseVerdict } from './noise.ts';
 
 /**
  * Comparison of a run (head) with its baseline (base): per-metric deltas, the direction-aware
@@ -79,7 +81,7 @@ const KEY_METRICS: KeyMetricDef[] = [
     label: 'Requests per second',
     direction: 'higher',
     unit: '/s',
-    read: (r) => r.metrics.http_reqs?.values.rate,
+    read: (r) => r.metrics[K6_METRIC.httpReqs]?.values.rate,
   },
   { id: 'p50', label: 'Latency p50', direction: 'lower', unit: 'ms', read: latency(50) },
   { id: 'p90', label: 'Latency p90', direction: 'lower', unit: 'ms', read: latency(90) },
@@ -90,7 +92,7 @@ const KEY_METRICS: KeyMetricDef[] = [
     label: 'Error rate',
     direction: 'lower',
     unit: 'pp',
-    read: (r) => r.metrics.http_req_failed?.values.rate,
+    read: (r) => r.metrics[K6_METRIC.httpReqFailed]?.values.rate,
   },
   {
     id: 'checks',
@@ -124,6 +126,15 @@ export interface MetricDelta {
   /** `true` when this metric gates the check (key metrics named in the `gate` input). */
   gated: boolean;
   tolerance: Tolerance;
+  /**
+   * Key metrics judged by the noise gate (src/compare/history.ts): the verdict against the base
+   * branch's history. When set, `change` is that verdict's (`worse` only when head is outside the
+   * history's normal range and beyond the tolerances), while base, head and delta stay the
+   * baseline run's.
+   */
+  noise?: NoiseVerdict;
+  /** With `noise`: the fixed rule's verdict against the baseline run, which the history overruled. */
+  baselineChange?: Change;
 }
 
 /** The whole comparison of head with base. */
@@ -188,8 +199,8 @@ function delta(fields: Omit<MetricDelta, 'delta' | 'deltaPct' | 'change'>): Metr
 
 /** The latency metric both results can be read from: expected responses when both have it. */
 export function latencyMetricKey(base: RunResult | undefined, head: RunResult): string {
-  const expected = 'http_req_duration{expected_response:true}';
-  return head.metrics[expected] && (!base || base.metrics[expected]) ? expected : 'http_req_duration';
+  const expected = K6_METRIC.httpReqDurationExpected;
+  return head.metrics[expected] && (!base || base.metrics[expected]) ? expected : K6_METRIC.httpReqDuration;
 }
 
 /**
@@ -217,14 +228,23 @@ export function compareKeyMetrics(
   return { rows, latencyKey };
 }
 
+/**
+ * A key metric's value in a result, in the result's unit (ms, /s, or a fraction for rates);
+ * undefined when the result has no such value.
+ * @param latencyKey the latency trend to read percentiles from (see {@link latencyMetricKey}).
+ */
+export function keyMetricValue(id: MetricId, result: RunResult, latencyKey: string): number | undefined {
+  return KEY_METRICS.find((d) => d.id === id)!.read(result, latencyKey);
+}
+
 function sourceOf(def: KeyMetricDef, latencyKey: string): string {
   switch (def.id) {
     case 'rps':
-      return 'http_reqs rate';
+      return `${K6_METRIC.httpReqs} rate`;
     case 'error-rate':
-      return 'http_req_failed rate';
+      return `${K6_METRIC.httpReqFailed} rate`;
     case 'checks':
-      return 'checks rate';
+      return `${K6_METRIC.checks} rate`;
     default:
       return `${latencyKey} ${percentileKey(Number(def.id.slice(1)))}`;
   }
@@ -246,7 +266,7 @@ export function compareSubmetrics(
     if (brace <= 0 || !key.endsWith('}')) continue;
     const parent = key.slice(0, brace);
     const rule = SUBMETRIC_RULES[parent];
-    if (!rule || key === 'http_req_duration{expected_response:true}') continue;
+    if (!rule || key === K6_METRIC.httpReqDurationExpected) continue;
     const headMetric = head.metrics[key]!;
     const baseMetric = base?.metrics[key];
     rows.push(
@@ -267,10 +287,10 @@ export function compareSubmetrics(
 }
 
 const SUBMETRIC_RULES: Record<string, { valueKey: string; direction: Direction; tolerance: MetricId }> = {
-  http_req_duration: { valueKey: 'p(95)', direction: 'lower', tolerance: 'p95' },
-  http_reqs: { valueKey: 'rate', direction: 'higher', tolerance: 'rps' },
-  http_req_failed: { valueKey: 'rate', direction: 'lower', tolerance: 'error-rate' },
-  checks: { valueKey: 'rate', direction: 'higher', tolerance: 'checks' },
+  [K6_METRIC.httpReqDuration]: { valueKey: 'p(95)', direction: 'lower', tolerance: 'p95' },
+  [K6_METRIC.httpReqs]: { valueKey: 'rate', direction: 'higher', tolerance: 'rps' },
+  [K6_METRIC.httpReqFailed]: { valueKey: 'rate', direction: 'lower', tolerance: 'error-rate' },
+  [K6_METRIC.checks]: { valueKey: 'rate', direction: 'higher', tolerance: 'checks' },
 };
 
 function unitOf(id: MetricId): ToleranceUnit {

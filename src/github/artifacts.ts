@@ -22,6 +22,8 @@ export type ArtifactTransfer = Pick<ArtifactClient, 'uploadArtifact' | 'download
 /** File names inside the artifacts. */
 export const RESULT_FILE = 'k6-distributed-result.json';
 export const BASELINE_METADATA_FILE = 'k6-distributed-baseline.json';
+/** The HTML report (src/render/html/report.ts) stored with the result in the baseline artifact. */
+export const HTML_REPORT_FILE = 'k6-distributed-report.html';
 export const BUNDLE_JSON_FILE = 'report.json';
 export const BUNDLE_MARKDOWN_FILE = 'report.md';
 

@@ -60,6 +60,8 @@ export interface BaselineQuery {
   dir: string;
   /** How many runs of the base branch to look at before giving up (default 10). */
   maxRuns?: number;
+  /** How many runs {@link findHistory} will read: the listing of the newest runs is at least this long (default 0; at most 100). */
+  historyRuns?: number;
 }
 
 /** The outcome: a result (state `found`) or the reason there is none. */
@@ -67,9 +69,12 @@ export interface BaselineLookup {
   info: BaselineInfo;
   result?: RunResult;
   metadata?: BaselineMetadata;
+  /** The base branch's newest successful runs as listed (newest first), for {@link findHistory}. */
+  newest: CandidateRun[];
 }
 
-interface CandidateRun {
+/** A successful run of the base branch's workflow. */
+export interface CandidateRun {
   id: number;
   sha: string;
   url: string;
@@ -131,6 +136,7 @@ export async function findBaseline(
           runsChecked: checked,
           ...(artifact.expiresAt ? { expiredAt: artifact.expiresAt } : {}),
         },
+        newest,
       };
     }
     log(`baseline: run ${run.id} at ${run.sha} (artifact ${artifact.id}, ${artifact.sizeInBytes} bytes)`);
@@ -144,9 +150,58 @@ export async function findBaseline(
       info: { ...base, state: 'found', run: runInfo, atMergeBase: run.atMergeBase, runsChecked: checked },
       result,
       ...(metadata ? { metadata } : {}),
+      newest,
     };
   }
-  return { info: { ...base, runsChecked: checked } };
+  return { info: { ...base, runsChecked: checked }, newest };
+}
+
+/**
+ * The results of the base branch's last `count` successful runs that stored one, oldest first:
+ * the history of the trend and the noise gate. Runs come from `newest` (listed by
+ * {@link findBaseline}, so no second listing); a run in `known` (the baseline, already
+ * downloaded) is not downloaded again. A run whose artifact is missing, expired or unreadable is
+ * skipped and counted, never an error: the history is a help, the baseline decides alone without it.
+ * Each download goes to its own folder under `q.dir`.
+ */
+export async function findHistory(
+  gh: GitHub,
+  transfer: ArtifactTransfer,
+  q: Pick<BaselineQuery, 'owner' | 'repo' | 'artifactName' | 'token' | 'dir'>,
+  newest: readonly CandidateRun[],
+  count: number,
+  known: ReadonlyArray<{ runId: number; result: RunResult }> = [],
+  log: (line: string) => void = () => {},
+): Promise<{ runs: Array<{ run: CandidateRun; result: RunResult }>; skipped: number }> {
+  const runs: Array<{ run: CandidateRun; result: RunResult }> = [];
+  let skipped = 0;
+  for (const run of newest) {
+    if (runs.length >= count) break;
+    const have = known.find((k) => k.runId === run.id);
+    if (have) {
+      runs.push({ run, result: have.result });
+      continue;
+    }
+    try {
+      const ref = { owner: q.owner, repo: q.repo, workflowRunId: run.id };
+      const artifact = await findRunArtifact(gh, ref, q.artifactName);
+      if (!artifact || artifact.expired) {
+        skipped++;
+        log(
+          `history: run ${run.id} (${run.sha.slice(0, 7)}) has ${artifact ? 'an expired' : 'no'} ${q.artifactName}`,
+        );
+        continue;
+      }
+      const dir = path.join(q.dir, `history-${run.id}`);
+      await downloadRunArtifact(transfer, ref, artifact.id, q.token, dir);
+      const what = `history artifact ${q.artifactName} of run ${run.id}`;
+      runs.push({ run, result: parseRunResult(await readJson(path.join(dir, RESULT_FILE), what), what) });
+    } catch (error) {
+      skipped++;
+      log(`history: run ${run.id} skipped (${errorMessage(error)})`);
+    }
+  }
+  return { runs: runs.reverse(), skipped };
 }
 
 async function readJson(file: string, what: string): Promise<unknown> {
@@ -189,7 +244,8 @@ async function listRuns(gh: GitHub, q: BaselineQuery, headSha?: string): Promise
     branch: q.branch,
     status: 'success',
     exclude_pull_requests: true,
-    per_page: headSha ? 10 : 20,
+    // One page: 20 runs, more when the history asks for more (REST allows 100).
+    per_page: headSha ? 10 : Math.min(100, Math.max(20, (q.historyRuns ?? 0) + 10)),
     ...(headSha ? { head_sha: headSha } : {}),
   });
   const fullName = `${q.owner}/${q.repo}`.toLowerCase();

@@ -15,7 +15,7 @@ export interface StickyCommentTarget {
   owner: string;
   repo: string;
   issueNumber: number;
-  /** The hidden marker the body must contain. */
+  /** The hidden marker the body must start with (its first line). */
   marker: string;
   /** Login of the account the token comments as, e.g. `github-actions[bot]`. */
   author: string;
@@ -33,8 +33,18 @@ export interface UpsertResult extends OwnComment {
 }
 
 /**
- * Finds this action's comment: the first (oldest) comment by `author` whose body contains `marker`.
- * Reads page after page and stops at the first match.
+ * Whether a comment body is marked with `marker`: its first line is the marker, as this action
+ * writes it. A marker anywhere else (quoted, in a threshold name, in a log line) does not count.
+ */
+export function hasMarker(body: string | null | undefined, marker: string): boolean {
+  if (!body) return false;
+  const end = body.indexOf('\n');
+  return (end < 0 ? body : body.slice(0, end)).trim() === marker;
+}
+
+/**
+ * Finds this action's comment: the first (oldest) comment by `author` whose first line is `marker`
+ * ({@link hasMarker}). Reads page after page and stops at the first match.
  */
 export async function findOwnComment(
   gh: GitHub,
@@ -49,7 +59,7 @@ export async function findOwnComment(
   const author = target.author.toLowerCase();
   for await (const page of pages) {
     for (const comment of page.data) {
-      if (comment.user?.login.toLowerCase() === author && comment.body?.includes(target.marker)) {
+      if (comment.user?.login.toLowerCase() === author && hasMarker(comment.body, target.marker)) {
         return { id: comment.id, url: comment.html_url };
       }
     }
@@ -67,7 +77,7 @@ export async function upsertComment(
   target: StickyCommentTarget,
   body: string,
 ): Promise<UpsertResult> {
-  if (!body.includes(target.marker)) throw new Error('the comment body must contain its marker');
+  if (!hasMarker(body, target.marker)) throw new Error('the comment body must start with its marker');
   const existing = await findOwnComment(gh, target);
   if (existing) {
     const { data } = await gh.rest.issues.updateComment({

@@ -19,6 +19,8 @@ export const DEFAULTS = {
   scheduleTimeoutS: 120,
   /** The run action's backend. */
   backend: 'kubernetes',
+  /** The CLI's backend: k6 processes on this machine. */
+  cliBackend: 'local',
   /** The default runner image: the k6 release this project pins. */
   runnerImage: `grafana/k6:${PINNED_K6_VERSION.replace(/^v/, '')}`,
   /** How runner Pods are spread over nodes. */
@@ -37,4 +39,6 @@ export const DEFAULTS = {
   failOnRegression: true,
   /** Login of the account the default token comments as. */
   commentAuthor: 'github-actions[bot]',
+  /** Successful base-branch runs the report reads for the trend and the noise gate. */
+  historyRuns: 10,
 } as const;

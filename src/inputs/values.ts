@@ -18,10 +18,24 @@ export const booleanInput = z
   })
   .transform((v) => v.toLowerCase() === 'true');
 
-/** A duration in seconds above 0, given as a number (`120`, `0.5`). */
-export const positiveSeconds = z.coerce
-  .number({ error: 'must be a number of seconds' })
-  .positive({ error: 'must be more than 0 seconds' });
+/**
+ * A decimal number written plainly (`12`, `0.5`): JavaScript's `Number()` would also take `0x2`,
+ * `1e3`, `Infinity` and ' ', which no user means for a count or a duration. Numbers pass as they are.
+ * @param error the message for anything else.
+ * @param whole accept whole numbers only.
+ */
+export function plainNumber(error: string, whole = false) {
+  const pattern = whole ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
+  return z.preprocess(
+    (v) => (typeof v === 'string' && pattern.test(v.trim()) ? Number(v.trim()) : v),
+    z.number({ error }),
+  );
+}
+
+/** A duration in seconds above 0, given as a plain number (`120`, `0.5`). */
+export const positiveSeconds = plainNumber('must be a number of seconds').pipe(
+  z.number().positive({ error: 'must be more than 0 seconds' }),
+);
 
 /** One of `allowed`, with the message `"x" is not one of a, b, c`. */
 export function oneOf<const T extends readonly [string, ...string[]]>(allowed: T) {

@@ -26,13 +26,20 @@ function isSuitable(binary: string): boolean {
 /**
  * Finds the k6 binary to run, in this order: `explicit` (the `--k6` flag), `$K6_BINARY`, `k6` on
  * PATH when it is v1.x or v2.x, then the pinned build of scripts/ensure-k6.sh.
+ * @param name how the user named `explicit` (`--k6` on the CLI, `k6-binary` in an action), for errors.
  * @throws ConfigurationError when none is usable, saying how to get one.
  */
-export function resolveK6Binary(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+export function resolveK6Binary(
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  name = 'k6 binary',
+): string {
   const chosen = explicit || env.K6_BINARY;
   if (chosen) {
     if (!isSuitable(chosen))
-      throw new ConfigurationError(`k6 binary: ${chosen} is not a runnable k6 v1.x or v2.x`);
+      throw new ConfigurationError(
+        `${explicit ? name : 'K6_BINARY'}: ${chosen} is not a runnable k6 v1.x or v2.x`,
+      );
     return chosen;
   }
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {

@@ -56,7 +56,8 @@ export const K6_EXIT_CODES: Readonly<Record<number, K6ExitMeaning>> = {
   107: { meaning: 'script exception', configuration: true },
   108: { meaning: 'the script called test.abort()' },
   109: { meaning: 'k6 panicked' },
-  110: { meaning: 'the script called exec.test.fail()' },
+  // The runner ran its segment to the end; the run is failed (kind `marked-failed`) and exits 110.
+  110: { meaning: 'the script called exec.test.fail()', completed: true },
   255: { meaning: 'failed' },
 };
 
@@ -75,7 +76,8 @@ export function describeExit(code: number | null, signal?: string | null): strin
 
 /**
  * Whether a runner completed its segment. 0 is success; 99 is too, because a runner judges only
- * its 1/N slice and the global verdict is computed from the aggregate, not from runner exit codes.
+ * its 1/N slice and the global verdict is computed from the aggregate, not from runner exit codes;
+ * so is 110 (`exec.test.fail()` lets the test run to its end: k6 `internal/cmd/run.go`).
  */
 export function runnerCompleted(code: number | null): boolean {
   return exitMeaning(code)?.completed === true;
@@ -111,13 +113,14 @@ export function k6ExitCodeOfRunners(codes: ReadonlyArray<number | null>): number
 }
 
 /**
- * A mistake k6 itself refused before any runner started (`k6 archive`/`k6 inspect` exited 104,
- * invalid options, or 107, a script exception such as a syntax error): the CLI exits with k6's
- * code, as a plain `k6 run` of the script would, instead of its own 2.
+ * A mistake k6 itself refused before any load (`k6 archive`/`k6 inspect` exited 104, invalid
+ * options, or 107, a script exception such as a syntax error; or the script's `setup()` threw, 107,
+ * or passed `setupTimeout`, 100): the CLI exits with k6's code, as a plain `k6 run` of the script
+ * would, instead of its own 2.
  */
 export class K6RefusedError extends ConfigurationError {
   override name = 'K6RefusedError';
-  /** k6's exit code: {@link K6_EXIT.invalidConfig} or {@link K6_EXIT.scriptException}. */
+  /** k6's exit code: {@link K6_EXIT.invalidConfig}, {@link K6_EXIT.scriptException} or {@link K6_EXIT.setupTimeout}. */
   readonly k6ExitCode: number;
   constructor(message: string, k6ExitCode: number) {
     super(message);

@@ -16,6 +16,8 @@ export const K6_METRIC = {
   httpReqFailed: 'http_req_failed',
   /** Counter of completed iterations. */
   iterations: 'iterations',
+  /** Rate of successful checks (fraction 0..1). */
+  checks: 'checks',
   /** Gauge of active VUs. */
   vus: 'vus',
   /** Gauge of allocated VUs. */

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { access, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
 import type { MetricContains } from '../result/result.ts';
-import { RUNNER_TAG } from '../run/plan.ts';
+import { RUN_TAG, RUNNER_TAG } from '../run/plan.ts';
+import { runnerEntryModule, runsDefault, withoutAbortOnFail } from './entry.ts';
 import { K6_EXIT, K6RefusedError } from './exit-codes.ts';
 import { k6ErrorLine } from './log.ts';
 import { parseThresholds, type Threshold } from './thresholds.ts';
@@ -35,8 +36,13 @@ export interface Preflight {
   totalDurationS: number;
   /** `options.tags`, the test-wide tags. */
   tags: Record<string, string>;
-  /** Flags only `k6 run` takes (`--out`, `--linger` is refused, `--features`), passed to every runner. */
+  /** Flags only `k6 run` takes (`--out`, `--features`; `--linger` is refused), passed to every runner. */
   runArgs: string[];
+  /**
+   * The `-e NAME=value` values, by name: every runner gets them in its environment (never on its
+   * command line, in the archive or in a ConfigMap).
+   */
+  env: Record<string, string>;
   /** The consolidated options as `k6 inspect` printed them. */
   options: Record<string, unknown>;
   /**
@@ -52,6 +58,15 @@ export interface Preflight {
   declaredContains: Record<string, MetricContains>;
   /** Whether the script's sources mention values that splitting changes ({@link splittingWarnings}). */
   reads: { vu: boolean; vuIterations: boolean };
+  /**
+   * The script (not an archive) mentions `handleSummary`: after the run, it is called once on the
+   * global data (src/k6/handle-summary.ts); the runners never run it (src/k6/entry.ts).
+   */
+  handleSummary?: boolean;
+  /** `--no-color` or `NO_COLOR` given: handleSummary's `options.noColor`. */
+  noColor?: boolean;
+  /** The script was given as a k6 archive (`.tar`): it runs as it is, without the entry module. */
+  isArchive?: boolean;
 }
 
 /** Flags this product sets on every runner; a user giving one would break the distribution. */
@@ -64,8 +79,8 @@ const RESERVED_FLAGS: Record<string, string> = {
   '-a': 'each runner gets its own REST API address',
   '--summary-export': 'each runner writes its summary where the aggregator reads it',
   '--summary-trend-stats': 'runners report a quantile grid for the global percentiles',
-  '--linger': 'runners must exit when their segment is done',
-  '-l': 'runners must exit when their segment is done',
+  '--linger': 'every runner lingers until teardown() ran once; k6-distributed ends the linger itself',
+  '-l': 'every runner lingers until teardown() ran once; k6-distributed ends the linger itself',
   '--archive-out': 'the archive is written by the preflight',
   '-O': 'the archive is written by the preflight',
 };
@@ -89,25 +104,31 @@ const PRODUCT_FLAGS: Record<string, boolean> = {
   '--summary-mode': true,
 };
 
-/** Flags given to both: `k6 run` of an archive lets the runner's own environment win over the
- * archive's `-e` values, unlike `k6 run script.js`, so they are passed again to keep `-e` first. */
-const BOTH_FLAGS = new Set(['-e', '--env']);
+/**
+ * `-e NAME=value`: given to no k6 command line (where `ps` shows them) and stored in no archive
+ * (`k6 archive --exclude-env-vars`); every k6 process gets them in its environment instead, with
+ * `--include-system-env-vars`, which is what a plain `k6 run script.js` does with its environment.
+ */
+const ENV_FLAGS = new Set(['-e', '--env']);
 
 /**
  * Splits the user's extra k6 flags into those for `k6 archive` (options: they are stored in the
- * archive) and those `k6 run` takes (run-only flags, and `-e`/`--env` again so that they win over
- * the runner's environment as they do in a plain `k6 run`).
- * @throws ConfigurationError for a flag the product sets itself.
+ * archive), those only `k6 run` takes, and the `-e`/`--env` values (by name, the last one wins as
+ * in k6), which every k6 process gets in its environment.
+ * @throws ConfigurationError for a flag the product sets itself, or an `-e` that is not NAME=value.
  */
 export function splitK6Args(args: readonly string[]): {
   archiveArgs: string[];
   runArgs: string[];
   /** Flags the product handles itself, by name: `--summary-mode` -> `full`. */
   productArgs: Record<string, string>;
+  /** The `-e NAME=value` values, by name. */
+  env: Record<string, string>;
 } {
   const archiveArgs: string[] = [];
   const runArgs: string[] = [];
   const productArgs: Record<string, string> = {};
+  const env: Record<string, string> = {};
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const flag = arg.startsWith('-') ? arg.split('=')[0]! : '';
@@ -120,13 +141,14 @@ export function splitK6Args(args: readonly string[]): {
       productArgs[flag] = value;
       continue;
     }
-    if (BOTH_FLAGS.has(flag)) {
+    if (ENV_FLAGS.has(flag)) {
       // `-e NAME=value` is two words, `--env=NAME=value` one.
-      const words = arg === flag ? [arg, args[++i]] : [arg];
-      if (words[1] === undefined && words.length === 2)
-        throw new ConfigurationError(`k6 args: ${flag} needs a value`);
-      archiveArgs.push(...(words as string[]));
-      runArgs.push(...(words as string[]));
+      const value = arg === flag ? args[++i] : arg.slice(flag.length + 1);
+      if (value === undefined) throw new ConfigurationError(`k6 args: ${flag} needs a value`);
+      const eq = value.indexOf('=');
+      if (eq <= 0)
+        throw new ConfigurationError(`k6 args: ${flag} ${value.split('=')[0]}: must be NAME=value`);
+      env[value.slice(0, eq)] = value.slice(eq + 1);
       continue;
     }
     if (flag in RUN_ONLY_FLAGS) {
@@ -140,12 +162,17 @@ export function splitK6Args(args: readonly string[]): {
     }
     archiveArgs.push(arg);
   }
-  return { archiveArgs, runArgs, productArgs };
+  return { archiveArgs, runArgs, productArgs, env };
 }
 
 /** A boolean environment variable as k6 reads one (Go `strconv.ParseBool`). */
 function envTrue(value: string | undefined): boolean {
   return value !== undefined && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value);
+}
+
+/** Whether k6 would print without colours: `--no-color` among the user's flags, or `NO_COLOR` (any value) or `K6_NO_COLOR` set (k6 `cmd/state`). */
+export function noColorGiven(k6Args: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  return k6Args.includes('--no-color') || env.NO_COLOR !== undefined || envTrue(env.K6_NO_COLOR);
 }
 
 /**
@@ -166,11 +193,16 @@ export function parseGoDuration(text: string): number {
   return total;
 }
 
-async function k6(binary: string, args: string[], what: string): Promise<string> {
+async function k6(
+  binary: string,
+  args: string[],
+  what: string,
+  env: Record<string, string> = {},
+): Promise<string> {
   try {
     const { stdout } = await run(binary, args, {
       maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+      env: { ...process.env, ...env, K6_NO_USAGE_REPORT: 'true' },
     });
     return stdout;
   } catch (error) {
@@ -199,15 +231,18 @@ export async function preflight(options: {
   workDir: string;
 }): Promise<Preflight> {
   const { k6Binary, script, workDir } = options;
+  let isFile: boolean;
   try {
     await access(script);
+    isFile = (await stat(script)).isFile();
   } catch {
     throw new ConfigurationError(`script: ${script} does not exist`);
   }
+  if (!isFile) throw new ConfigurationError(`script: ${script} is a directory, not a k6 script or archive`);
   const scriptHash = createHash('sha256')
     .update(await readFile(script))
     .digest('hex');
-  const { archiveArgs, runArgs, productArgs } = splitK6Args(options.k6Args);
+  const { archiveArgs, runArgs, productArgs, env } = splitK6Args(options.k6Args);
   const noThresholds = runArgs.includes('--no-thresholds') || envTrue(process.env.K6_NO_THRESHOLDS);
   // Given explicitly, so that runners without this process's environment (Pods) skip them too.
   if (noThresholds && !runArgs.includes('--no-thresholds')) runArgs.push('--no-thresholds');
@@ -220,14 +255,32 @@ export async function preflight(options: {
   const archivePath = path.join(workDir, 'archive.tar');
   const versionOut = await k6(k6Binary, ['version'], 'k6 version');
   const k6Version = /k6 (v\d+\.\d+\.\d+\S*)/.exec(versionOut)?.[1] ?? versionOut.trim();
-  const archive = (extra: string[]) =>
+  // The environment (with the `-e` values) is read as `k6 run script.js` reads it, and never stored.
+  const archive = (extra: string[], entry = script) =>
     k6(
       k6Binary,
-      ['archive', '--quiet', '--no-color', '-O', archivePath, ...extra, ...archiveArgs, script],
+      [
+        'archive',
+        '--quiet',
+        '--no-color',
+        '--include-system-env-vars',
+        '--exclude-env-vars',
+        '-O',
+        archivePath,
+        ...extra,
+        ...archiveArgs,
+        entry,
+      ],
       `k6 archive ${script}`,
+      env,
     );
   const inspect = () =>
-    k6(k6Binary, ['inspect', '--execution-requirements', archivePath], `k6 inspect ${script}`);
+    k6(
+      k6Binary,
+      ['inspect', '--include-system-env-vars', '--execution-requirements', archivePath],
+      `k6 inspect ${script}`,
+      env,
+    );
   let defaults: string[] = [];
   await archive(defaults);
   let inspected: string;
@@ -239,38 +292,60 @@ export async function preflight(options: {
     // user's own --vus comes later on the command line and wins).
     if (!(error instanceof ConfigurationError) || !/number of VUs must be more than 0/.test(error.message))
       throw error;
-    const plain = JSON.parse(await k6(k6Binary, ['inspect', archivePath], `k6 inspect ${script}`)) as {
-      vus?: unknown;
-    };
+    const plain = parseInspect(
+      await k6(k6Binary, ['inspect', '--include-system-env-vars', archivePath], `k6 inspect ${script}`, env),
+      k6Binary,
+    ) as { vus?: unknown };
     if (plain.vus !== null && plain.vus !== undefined) throw error;
     defaults = ['--vus', '1'];
     await archive(defaults);
     inspected = await inspect();
   }
-  const options_ = JSON.parse(inspected) as Record<string, unknown>;
+  const options_ = parseInspect(inspected, k6Binary);
   const thresholds = noThresholds ? [] : parseThresholds(options_.thresholds);
-  if (Object.keys((options_.thresholds ?? {}) as object).length === 0) {
-    // A runner whose segment gets no VU in any scenario (several scenarios of fewer VUs than
-    // runners: k6 gives each scenario's first VU to the first segment) observes no metric, and
-    // k6 v2.2.0's end-of-test summary then crashes ("No initial value") and writes no export. A
-    // metric with a threshold is always in the summary, so the runners get one that cannot fail
-    // (`iterations: count>=0`, through a config file given first, so a user's --config wins). It
-    // is not one of the script's thresholds: `thresholds` above was read before.
-    const config = path.join(workDir, 'runner-config.json');
-    await writeFile(config, JSON.stringify({ thresholds: { iterations: ['count>=0'] } }));
-    await archive(['--config', config, ...defaults]);
+  const scriptSources = (await readFile(archivePath)).toString('latin1');
+  const inspectedThresholds = (options_.thresholds ?? {}) as Record<string, unknown[]>;
+  // A runner whose segment gets no VU in any scenario (several scenarios of fewer VUs than
+  // runners: k6 gives each scenario's first VU to the first segment) observes no metric, and
+  // k6 v2.2.0's end-of-test summary then crashes ("No initial value") and writes no export. A
+  // metric with a threshold is always in the summary, so the runners get one that cannot fail
+  // (`iterations: count>=0`). It is not one of the script's thresholds: `thresholds` above was read before.
+  const runnerThresholds =
+    Object.keys(inspectedThresholds).length === 0
+      ? { iterations: ['count>=0'] }
+      : withoutAbortOnFail(inspectedThresholds);
+  const isArchive = await isK6Archive(script);
+  const warnings: string[] = [];
+  if (isArchive) {
+    // A k6 archive has no script file to import: it runs as it is (the guard threshold through a
+    // config file given first, so a user's --config wins).
+    warnings.push(
+      `script ${script} is a k6 archive: it runs as it is on every runner, so its handleSummary() runs on each runner's slice and an abortOnFail threshold aborts on one runner's slice; give the script itself for k6's behaviour`,
+    );
+    if (Object.keys(inspectedThresholds).length === 0) {
+      const config = path.join(workDir, 'runner-config.json');
+      await writeFile(config, JSON.stringify({ thresholds: runnerThresholds }));
+      await archive(['--config', config, ...defaults]);
+    }
+  } else {
+    await archiveEntry(archive, workDir, {
+      script,
+      thresholds: runnerThresholds,
+      runsDefault: runsDefault(options_.scenarios),
+      defaults,
+    });
   }
   const maxVUs = Number(options_.maxVUs ?? 0);
   const totalDurationS = parseGoDuration(String(options_.totalDuration ?? '0s'));
   const tags = Object.fromEntries(
     Object.entries((options_.tags ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
   );
-  if (RUNNER_TAG in tags) {
-    throw new ConfigurationError(
-      `tags: the tag ${RUNNER_TAG} is set by k6-distributed on every runner's samples; use another tag name`,
-    );
+  for (const ours of [RUNNER_TAG, RUN_TAG]) {
+    if (ours in tags)
+      throw new ConfigurationError(
+        `tags: the tag ${ours} is set by k6-distributed on every runner's samples; use another tag name`,
+      );
   }
-  const sources = (await readFile(archivePath)).toString('latin1');
   return {
     archivePath,
     k6Version,
@@ -280,18 +355,80 @@ export async function preflight(options: {
     totalDurationS,
     tags,
     runArgs,
+    env,
     options: options_,
     noThresholds,
     ...(summaryMode === undefined ? {} : { summaryMode }),
-    warnings:
-      summaryMode === 'disabled'
+    warnings: [
+      ...warnings,
+      ...(summaryMode === 'disabled'
         ? [
             '--summary-mode disabled: the runners still write their summaries (the aggregate is made of them); the report is written as usual',
           ]
-        : [],
-    declaredContains: declaredContains(sources),
-    reads: scriptReads(sources),
+        : []),
+    ],
+    declaredContains: declaredContains(scriptSources),
+    reads: scriptReads(scriptSources),
+    handleSummary: !isArchive && /\bhandleSummary\b/.test(scriptSources),
+    isArchive,
+    noColor: noColorGiven(options.k6Args),
   };
+}
+
+/** Whether a file is a k6 archive (a tar file: `ustar` at byte 257), as `k6 run` tells them apart. */
+async function isK6Archive(file: string): Promise<boolean> {
+  const head = await readFile(file);
+  return head.subarray(257, 262).toString('latin1') === 'ustar';
+}
+
+/**
+ * Writes the runner entry module (src/k6/entry.ts) next to the archive and archives it in place of
+ * the script, so every runner runs it. When the script has no `default` export after all (a
+ * scenario's exec that inspect reported as default), it is archived again without that line.
+ */
+async function archiveEntry(
+  archive: (extra: string[], entry?: string) => Promise<string>,
+  workDir: string,
+  options: {
+    script: string;
+    thresholds: Record<string, unknown[]>;
+    runsDefault: boolean;
+    defaults: string[];
+  },
+): Promise<void> {
+  const entry = path.join(workDir, 'k6-distributed-entry.js');
+  const write = (withDefault: boolean) =>
+    writeFile(
+      entry,
+      runnerEntryModule({ script: options.script, thresholds: options.thresholds, runsDefault: withDefault }),
+    );
+  await write(options.runsDefault);
+  try {
+    await archive(options.defaults, entry);
+  } catch (error) {
+    if (!options.runsDefault || !/default/.test(String((error as Error).message))) throw error;
+    await write(false);
+    await archive(options.defaults, entry);
+  }
+}
+
+/**
+ * `k6 inspect`'s JSON output as an object.
+ * @throws ConfigurationError naming the binary when it printed something else (not k6, or a wrapper
+ *   that writes to stdout).
+ */
+function parseInspect(stdout: string, k6Binary: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(stdout);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
+  } catch {
+    // below
+  }
+  const first = stdout.trim().split('\n')[0]?.slice(0, 80) ?? '';
+  throw new ConfigurationError(
+    `k6 binary: ${k6Binary} inspect printed no JSON options (is it k6?): ${first ? `"${first}"` : 'nothing'}`,
+  );
 }
 
 /**

@@ -301,7 +301,8 @@ export function checkAggregation(threshold: Threshold, type: MetricType): void {
   }
 }
 
-function compare(lhs: number, op: Operator, rhs: number): boolean {
+/** `lhs <op> rhs` as k6 judges a threshold (`metrics/thresholds.go`). */
+export function compare(lhs: number, op: Operator, rhs: number): boolean {
   switch (op) {
     case '<':
       return lhs < rhs;

@@ -10,6 +10,10 @@ import {
   type MetricId,
   type Tolerances,
 } from '../compare/compare.ts';
+import { applyHistory, metricHistory } from '../compare/history.ts';
+import { DEFAULT_NOISE_GATE, describeNoiseVerdict } from '../compare/noise.ts';
+import { type Trend, trendMarkdown } from '../render/chart.ts';
+import { dashboardMarkdown } from '../render/dashboard.ts';
 import { escapeMarkdown, formatMs, formatPercent, formatRate, inlineCode } from '../render/format.ts';
 import {
   renderChecks,
@@ -18,6 +22,7 @@ import {
   renderKeyMetrics,
   renderRunners,
   renderThresholds,
+  renderTimeline,
 } from '../render/markdown.ts';
 import type { RunResult } from '../result/result.ts';
 
@@ -87,17 +92,39 @@ export const baselineInfoSchema = z.object({
 });
 export type BaselineInfo = z.infer<typeof baselineInfoSchema>;
 
+/** One successful base-branch run of the history and the result it stored. */
+export interface HistoryRun {
+  run: { id: number; sha: string; createdAt?: string };
+  result: RunResult;
+}
+
+/** The base branch's recent results, for the trend and the noise gate (src/github/baseline.ts `findHistory`). */
+export interface BaseHistory {
+  /** Oldest first. */
+  runs: HistoryRun[];
+  /** How many runs were asked for (the `history-runs` input). */
+  requested: number;
+  /** Runs left out because their result artifact was missing, expired or unreadable. */
+  skipped: number;
+}
+
 /** Everything a report is made from; a report bundle carries exactly this. */
 export interface CommentData {
   head: RunResult;
   /** The baseline result, present when `baseline.state` is `found`. */
   base?: RunResult;
   baseline: BaselineInfo;
+  /** The base branch's recent results; absent when not looked up (`history-runs: 0`, a `baseline` file). */
+  history?: BaseHistory;
   options: {
     title?: string;
     key: string;
     gate: MetricId[];
     tolerances: Tolerances;
+    /** What a changed script does to the gate ({@link SCRIPT_CHANGE_POLICIES}); default `gate`. */
+    scriptChange?: ScriptChangePolicy;
+    /** The `dashboard-url` input (src/render/dashboard.ts). */
+    dashboardUrl?: string;
   };
   links: {
     /** The workflow run of head. */
@@ -106,30 +133,59 @@ export interface CommentData {
   };
 }
 
+/**
+ * What a change of the load test script since the baseline (`scriptHash`) does to the verdict:
+ * - `gate` (the default): the deltas are still judged, and the change is noted. A pull request
+ *   cannot switch the regression gate off by touching the script; a deliberate change to the test
+ *   becomes the baseline once merged.
+ * - `ungated`: as for any other environment change, deltas are shown but not judged.
+ */
+export const SCRIPT_CHANGE_POLICIES = ['gate', 'ungated'] as const;
+export type ScriptChangePolicy = (typeof SCRIPT_CHANGE_POLICIES)[number];
+
 /** What the report concludes. */
 export interface Judgement {
   verdict: ReportVerdict;
   comparison?: Comparison;
   environmentDiffs: EnvironmentDifference[];
+  /** The history runs comparable with head (same environment), oldest first, that the gate and trend used. */
+  history?: HistoryRun[];
+  /** History runs left out because they ran in another environment than head. */
+  historyExcluded?: number;
 }
 
-/** Compares head with the baseline and decides the verdict. */
+/**
+ * Compares head with the baseline and decides the verdict. With a history, the key metrics are
+ * judged by the noise gate (src/compare/history.ts) on the history runs that ran in head's
+ * environment; below the gate's minimum history the fixed rule against the baseline applies.
+ */
 export function judge(input: CommentData): Judgement {
   const { head, base, baseline, options } = input;
   if (baseline.state === 'expired') return { verdict: 'baseline-expired', environmentDiffs: [] };
   if (baseline.state === 'none' || !base) return { verdict: 'no-baseline', environmentDiffs: [] };
   const environmentDiffs = environmentDifferences(base.environment, head.environment);
-  const judged = environmentDiffs.length === 0;
+  const scriptGated = (options.scriptChange ?? 'gate') === 'gate';
+  const judged = environmentDiffs.every((d) => scriptGated && d.field === 'scriptHash');
   // Another environment: show every delta, gate none.
-  const comparison = compareResults(base, head, {
+  let comparison = compareResults(base, head, {
     tolerances: options.tolerances,
     gate: judged ? options.gate : [],
   });
   if (!judged) return { verdict: 'environment-changed', comparison, environmentDiffs };
+  const all = input.history?.runs ?? [];
+  const history = all.filter(
+    (h) => environmentDifferences(h.result.environment, head.environment).length === 0,
+  );
+  if (history.length > 0)
+    comparison = applyHistory(
+      comparison,
+      history.map((h) => h.result),
+    );
   return {
     verdict: comparison.gatedRegressions.length > 0 ? 'regressed' : 'passed',
     comparison,
     environmentDiffs,
+    ...(input.history ? { history, historyExcluded: all.length - history.length } : {}),
   };
 }
 
@@ -179,7 +235,9 @@ export function formatChange(d: MetricDelta, judged: boolean): string {
     case 'better':
       return '🟢 better';
     case 'unchanged':
-      return '⚪ within tolerance';
+      return d.noise && d.baselineChange === 'worse'
+        ? "⚪ within the history's normal range"
+        : '⚪ within tolerance';
     case 'missing':
       return '—';
     case 'worse':
@@ -217,11 +275,66 @@ export interface Section {
   shrink?: (budget: number, measure: (s: string) => number) => string;
 }
 
-function details(summary: string, body: string): string {
-  return `<details><summary>${summary}</summary>\n\n${body}\n\n</details>`;
+function details(summary: string, body: string, open = false): string {
+  return `<details${open ? ' open' : ''}><summary>${summary}</summary>\n\n${body}\n\n</details>`;
 }
 
-const VERDICT_LINES: Record<ReportVerdict, string> = {
+/** What the trend calls this PR's point. */
+const HEAD_LABEL = 'this PR';
+
+/**
+ * The trend of the gated metrics across the history runs (oldest first), this PR's value last,
+ * with the history's normal range where the noise gate judged; '' without a history.
+ */
+function trendSection(input: CommentData, j: Judgement): string {
+  const runs = j.history;
+  const looked = input.history;
+  if (!runs || !looked || !j.comparison) return '';
+  const branch = input.baseline.branch ? ` of ${inlineCode(input.baseline.branch)}` : '';
+  const notes = [
+    looked.skipped > 0
+      ? `${looked.skipped} run${looked.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired.`
+      : '',
+    j.historyExcluded
+      ? `${j.historyExcluded} run${j.historyExcluded === 1 ? '' : 's'} left out: another environment (runners, image, script…).`
+      : '',
+  ].filter(Boolean);
+  const note = notes.length > 0 ? `\n\n_${notes.join(' ')}_` : '';
+  const { minHistory, k } = DEFAULT_NOISE_GATE;
+  const method =
+    runs.length >= minHistory
+      ? `A gated metric regresses only when this PR's value lies outside the history's normal range (median ± ${k} × 1.4826 × MAD) and beyond its tolerances.`
+      : `With ${runs.length} comparable run${runs.length === 1 ? '' : 's'} (${minHistory} needed for the history's normal range) the gate compares with the baseline run and its tolerances.`;
+  const summary = `Trend of the gated metrics over the last ${runs.length} successful run${runs.length === 1 ? '' : 's'}${branch}`;
+  if (runs.length === 0) return details(summary, `${method}${note}`, true);
+  const values = new Map(
+    metricHistory(
+      j.comparison,
+      runs.map((r) => r.result),
+    ).map((h) => [h.id, h.values]),
+  );
+  const parts: string[] = [];
+  for (const d of j.comparison.keyMetrics) {
+    if (!d.gated || d.head === undefined) continue;
+    const past = values.get(d.id as MetricId) ?? [];
+    const history = runs.flatMap((r, i) =>
+      past[i] === undefined ? [] : [{ label: r.run.sha.slice(0, 7), value: past[i]! }],
+    );
+    const trend: Trend = {
+      metric: d.label,
+      unit: d.unit,
+      history,
+      head: { label: HEAD_LABEL, value: d.head },
+      ...(d.noise?.range ? { range: { low: d.noise.range.low, high: d.noise.range.high } } : {}),
+    };
+    const line = d.noise ? describeNoiseVerdict(d.label, d.noise) : d.label;
+    parts.push(`**${line}**\n\n${trendMarkdown(trend)}`);
+  }
+  return details(summary, [method, ...parts].join('\n\n') + note, true);
+}
+
+/** The verdict as the comment's bold line starts it (`🔴 Performance regressed`). */
+export const VERDICT_LINES: Record<ReportVerdict, string> = {
   passed: '🟢 No performance regression',
   regressed: '🔴 Performance regressed',
   'no-baseline': '⚪ No baseline yet',
@@ -234,8 +347,14 @@ function verdictLine(input: CommentData, j: Judgement): string {
   const head = `**${VERDICT_LINES[j.verdict]}**`;
   switch (j.verdict) {
     case 'regressed': {
-      const list = j.comparison!.gatedRegressions.map((d) => `${d.label} ${formatDelta(d)}`).join(', ');
-      return `${head}${branch}: ${list} (worse beyond tolerance).`;
+      const list = j
+        .comparison!.gatedRegressions.map((d) =>
+          d.noise
+            ? describeNoiseVerdict(d.label, d.noise)
+            : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
+        )
+        .join(', ');
+      return `${head}${branch}: ${list}.`;
     }
     case 'passed': {
       const better = j.comparison!.keyMetrics.filter((d) => d.change === 'better').length;
@@ -284,11 +403,13 @@ function baselineLine(b: BaselineInfo): string {
   return `**No baseline yet:** no successful run of this workflow on ${branch} has stored a result (artifact ${inlineCode(b.artifactName ?? '?')}${checked}). Run this workflow with \`mode: store\` on pushes to ${branch}; later pull requests are compared with it.`;
 }
 
-function environmentWarning(diffs: EnvironmentDifference[]): string {
+function environmentWarning(diffs: EnvironmentDifference[], judged: boolean): string {
   const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
   return [
-    '> [!WARNING]',
-    '> The baseline ran in another environment, so these deltas are not judged (a regression here does not fail the check):',
+    judged ? '> [!NOTE]' : '> [!WARNING]',
+    judged
+      ? '> The load test script changed since the baseline; the deltas are still judged (input `script-change: gate`):'
+      : '> The baseline ran in another environment, so these deltas are not judged (a regression here does not fail the check):',
     ...diffs.map((d) => `> - ${d.field}: ${inlineCode(clip(d.base))} → ${inlineCode(clip(d.head))}`),
   ].join('\n');
 }
@@ -348,12 +469,13 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
       verdictLine(input, j),
       '',
       `**This run (its own thresholds):** ${renderHeadline(head)}`,
+      ...(options.dashboardUrl ? ['', dashboardMarkdown(options.dashboardUrl, head)] : []),
       '',
       baselineLine(input.baseline),
     ].join('\n'),
   });
   if (j.environmentDiffs.length > 0)
-    sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs) });
+    sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs, judged) });
   if (j.comparison) {
     const rows = j.comparison.keyMetrics;
     const latency = `Latency is ${inlineCode(j.comparison.latencyKey)}.`;
@@ -365,6 +487,11 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
     sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
   }
   sections.push(thresholdsSection(head));
+  const trend = trendSection(input, j);
+  if (trend) sections.push({ id: 'trend', drop: 2.5, text: trend });
+  const timeline = renderTimeline(head);
+  if (timeline)
+    sections.push({ id: 'timeline', drop: 1.5, text: details('This run over time', timeline, true) });
   const failures = renderFailures(head);
   if (failures) sections.push({ id: 'failures', drop: 4, text: details('Why this run failed', failures) });
   const submetrics = j.comparison?.submetrics ?? [];
@@ -452,17 +579,29 @@ export function fitSections(
     text = render(current, dropped);
     if (measure(text) <= limit) return { text, dropped };
   }
-  for (const [i, section] of current.entries()) {
-    if (!section.shrink) continue;
-    dropped.push(`part of ${section.id}`);
-    const others = measure(
-      render(
-        current.filter((s) => s !== section),
-        dropped,
-      ),
-    );
-    const shrunk = { ...section, text: section.shrink(Math.max(0, limit - others - 2), measure) };
-    current = current.map((s, j) => (j === i ? shrunk : s));
+  // Shrink every section that can, each to an even share of what the others leave (several
+  // scripts' thresholds tables shrink alike), counting those not shrunk yet as empty.
+  const shrinkable = current.filter((s) => s.shrink);
+  if (shrinkable.length > 0) {
+    const notes = shrinkable.map((s) => `part of ${s.id}`);
+    dropped.push(...notes);
+    const pending = new Set(shrinkable);
+    for (const [i, section] of current.entries()) {
+      if (!section.shrink) continue;
+      pending.delete(section);
+      const others = measure(
+        render(
+          current.filter((s) => s !== section && !pending.has(s)),
+          dropped,
+        ),
+      );
+      const share = Math.floor(Math.max(0, limit - others - 2 * (pending.size + 1)) / (pending.size + 1));
+      const shrunk = { ...section, text: section.shrink(share, measure) };
+      current = current.map((s, j) => (j === i ? shrunk : s));
+    }
+    // A section that kept its whole text within its share is not named as shortened.
+    for (const [k, s] of shrinkable.entries())
+      if (current.find((c) => c.id === s.id)?.text === s.text) dropped.splice(dropped.indexOf(notes[k]!), 1);
     text = render(current, dropped);
     if (measure(text) <= limit) return { text, dropped };
   }
@@ -480,10 +619,36 @@ export interface RenderedReport {
   summary: Fitted;
 }
 
-/** Judges and renders the report for the comment and the job summary. */
+/** Bidirectional controls (embeddings, overrides, isolates): they can make text read otherwise. */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * Makes user-derived text inert in a comment body: every `<!--` gets a zero-width space after its
+ * `<` (it shows the same, but opens no HTML comment, so no threshold, tag or log line can carry
+ * another comment's marker), and bidirectional controls (U+202E and its kin) are removed.
+ */
+export function defuseComment(text: string): string {
+  return text.replaceAll('<!--', '<\u200b!--').replace(BIDI_CONTROLS, '');
+}
+
+/** {@link defuseComment} over a section, its shorter rendering included. */
+export function defuseSection(section: Section): Section {
+  const { shrink } = section;
+  return {
+    ...section,
+    text: defuseComment(section.text),
+    ...(shrink ? { shrink: (budget, measure) => defuseComment(shrink(budget, measure)) } : {}),
+  };
+}
+
+/**
+ * Judges and renders the report for the comment and the job summary. The marker is the body's
+ * first line and the only HTML comment in it: everything else is passed through {@link defuseComment}.
+ */
 export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
   const judgement = judge(input);
-  const sections = renderSections(input, judgement, marker);
+  const sections = renderSections(input, judgement, '').map(defuseSection);
+  if (marker) sections[0] = { ...sections[0]!, text: `${marker}\n${sections[0]!.text}` };
   return {
     judgement,
     comment: fitSections(

@@ -1,5 +1,8 @@
+import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds.ts';
 import type { GroupResult, MetricResult, RunResult } from '../result/result.ts';
+import { timelineMarkdown } from './chart.ts';
+import { dashboardMarkdown } from './dashboard.ts';
 import {
   escapeMarkdown,
   formatBytes,
@@ -66,25 +69,25 @@ function thresholdValueKey(expression: string): string {
 export function keyMetrics(result: RunResult): Array<[string, string]> {
   const m = result.metrics;
   const rows: Array<[string, string]> = [];
-  const reqs = m.http_reqs;
+  const reqs = m[K6_METRIC.httpReqs];
   if (reqs)
     rows.push([
       'HTTP requests',
       `${formatCount(reqs.values.count ?? 0)} (${formatRate(reqs.values.rate ?? 0)})`,
     ]);
-  const duration = m['http_req_duration{expected_response:true}'] ?? m.http_req_duration;
+  const duration = m[K6_METRIC.httpReqDurationExpected] ?? m[K6_METRIC.httpReqDuration];
   if (duration) {
     const v = duration.values;
-    const name = m['http_req_duration{expected_response:true}']
-      ? 'http_req_duration (expected responses)'
-      : 'http_req_duration';
+    const name = m[K6_METRIC.httpReqDurationExpected]
+      ? `${K6_METRIC.httpReqDuration} (expected responses)`
+      : K6_METRIC.httpReqDuration;
     rows.push([
       `${name} p50 / p90 / p95 / p99`,
       [50, 90, 95, 99].map((p) => formatMs(v[percentileKey(p)] ?? 0)).join(' / '),
     ]);
     rows.push([`${name} avg / max`, `${formatMs(v.avg ?? 0)} / ${formatMs(v.max ?? 0)}`]);
   }
-  const failed = m.http_req_failed;
+  const failed = m[K6_METRIC.httpReqFailed];
   if (failed) {
     rows.push([
       'Error rate (http_req_failed)',
@@ -167,16 +170,41 @@ export function renderRunners(result: RunResult): string {
   ].join('\n');
 }
 
+/** Options of {@link renderReport}. */
+export interface ReportOptions {
+  /** Heading text (default `k6 distributed run`). */
+  title?: string;
+  /**
+   * Draw the run over time (`result.timeline`) as Mermaid charts, which GitHub renders (job
+   * summary, comments); a terminal does not, so the CLI's stdout leaves them out. Default false.
+   */
+  charts?: boolean;
+  /** The `dashboard-url` input: adds a link with the run's time range (src/render/dashboard.ts). */
+  dashboardUrl?: string;
+}
+
 /**
- * The whole report.
- * @param options.title heading text (default `k6 distributed run`).
+ * The run over time for Markdown that GitHub renders: the Mermaid charts of RPS and p95 (or the
+ * table when they would not fit), under a note on what p95 since start means; '' without a series.
  */
-export function renderReport(result: RunResult, options: { title?: string } = {}): string {
+export function renderTimeline(result: Pick<RunResult, 'timeline'>): string {
+  const timeline = result.timeline;
+  if (!timeline) return '';
+  const body = timelineMarkdown(timeline);
+  if (!body) return '';
+  return `${body}\n\n_Every ${timeline.intervalS} s across all runners. k6 reports percentiles only since the start of the test: p95 is the band between the fastest and the slowest runner (the global p95 lies inside it)._`;
+}
+
+/** The whole report. */
+export function renderReport(result: RunResult, options: ReportOptions = {}): string {
   const parts = [`## ${escapeMarkdown(options.title ?? 'k6 distributed run')}`, renderHeadline(result)];
+  if (options.dashboardUrl) parts.push(dashboardMarkdown(options.dashboardUrl, result));
   const failures = renderFailures(result);
   if (failures) parts.push(failures);
   parts.push('### Thresholds (judged on the aggregate of all runners)', renderThresholds(result));
   parts.push('### Key metrics', renderKeyMetrics(result));
+  const timeline = options.charts ? renderTimeline(result) : '';
+  if (timeline) parts.push('### Over time', timeline);
   const checks = renderChecks(result);
   if (checks) parts.push('### Checks', checks);
   parts.push(

@@ -12,6 +12,12 @@ export interface AggregateOptions {
   percentiles?: readonly number[];
   /** `contains` per base metric name, as the runners' `/v1/metrics` reported it. */
   contains?: Record<string, MetricContains>;
+  /**
+   * Gauges the orchestrator sampled for the whole test while it ran, by metric name (`vus`: the sum
+   * of the runners' active VUs, once a second): with at least one sample, the gauge's `value` is
+   * the last sample and `min`/`max` are over the samples, as k6 reports its own samples.
+   */
+  sampledGauges?: Record<string, readonly number[]>;
 }
 
 /** Gauges whose global value is the sum of the runners' values (each runner holds its own VUs). */
@@ -22,11 +28,11 @@ const SUMMED_GAUGES = new Set<string>([K6_METRIC.vus, K6_METRIC.vusMax]);
  * the whole test would have reported them:
  * - counter: `count` summed; `rate` = count / `durationS`;
  * - rate: `passes` and `fails` summed; `rate` = passes / (passes + fails), 0 with no samples;
- * - gauge: `vus`/`vus_max` summed (value, min and max: each runner holds its own VUs). Exact
- *   while the VU counts hold (constant VUs, `vus_max` after init); when they fall, `value` and `min`
- *   are upper bounds (k6 samples `vus` once a second, and a runner left with no VU stops
- *   sampling, so its last sample stays), and `max` lies between the largest runner max and the
- *   sum. Other gauges: runners without a sample are left out (k6 exports a gauge that has a
+ * - gauge: a gauge in `options.sampledGauges` (`vus`) from those samples of the whole test; else
+ *   `vus`/`vus_max` summed (value, min and max: each runner holds its own VUs; exact for `vus_max`,
+ *   which only grows; for `vus` the runners' summaries also hold samples of their paused wait and
+ *   their linger, so its sums are only bounds: `max` lies between the largest runner max and the
+ *   sum). Other gauges: runners without a sample are left out (k6 exports a gauge that has a
  *   threshold but no sample as 0/0/0), then `min` of mins, `max` of maxes and the largest value (a
  *   runner's last value is all a summary holds, and which runner was last is unknown);
  * - trend: `count` summed, exact `min`/`max`, `avg` weighted by count, and `med` and every `p(N)` from
@@ -56,7 +62,12 @@ export function aggregateSummaries(
     const type = parts[0]!.type;
     const same = parts.filter((p) => p.type === type);
     const contains = metricContains(name, type, options.contains);
-    out[name] = { type, contains, values: mergeValues(name, same, percents, options.durationS) };
+    const samples = options.sampledGauges?.[name];
+    const values =
+      type === 'gauge' && samples && samples.length > 0
+        ? { value: samples.at(-1)!, min: Math.min(...samples), max: Math.max(...samples) }
+        : mergeValues(name, same, percents, options.durationS);
+    out[name] = { type, contains, values };
     const bands = type === 'trend' ? percentileBands(same, options.percentiles ?? []) : undefined;
     if (bands) out[name]!.percentileBands = bands;
   }

@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { RunnerExit } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
 import { describeExit } from '../k6/exit-codes.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
+import { parseGoFloat } from '../k6/thresholds.ts';
+import { mergePercentiles } from './quantiles.ts';
 import {
   type GroupResult,
   type MetricResult,
@@ -10,8 +13,11 @@ import {
   type RunEnvironment,
   type RunnerResult,
   type RunResult,
+  type SummaryData,
+  type SummaryGroup,
   type ThresholdRow,
 } from './result.ts';
+import type { Timeline } from './timeseries.ts';
 
 /**
  * The test's wall-clock window, in s: from the first runner's start to the end of the last
@@ -52,9 +58,15 @@ export interface ResultParts {
   endedAtMs: number;
   durationS: number;
   startSkewMs: number;
+  /** The exit code `k6 run` would have given where it is k6's own (see `RunResult.k6ExitCode`). */
+  k6ExitCode?: number;
   metrics: Record<string, MetricResult>;
   rootGroup: GroupResult;
   thresholds: ThresholdRow[];
+  /** The run over time (see src/result/timeseries.ts); absent when nothing was polled. */
+  timeline?: Timeline;
+  /** The drop-in handleSummary data object ({@link summaryData}); absent when not made. */
+  summary?: SummaryData;
   /** Why the run failed besides crossed thresholds (runner failures, interruption, missing summaries), in order. */
   failures: readonly Failure[];
   runners: readonly RunnerOutcome[];
@@ -83,6 +95,7 @@ export function buildResult(parts: ResultParts): RunResult {
     verdict: failures.length === 0 ? 'passed' : 'failed',
     failures: failures.map((f) => f.message),
     failureKinds: failures.map((f) => f.kind),
+    ...(parts.k6ExitCode === undefined ? {} : { k6ExitCode: parts.k6ExitCode }),
     thresholdsOk: crossed.length === 0,
     script: parts.script,
     environment: parts.environment,
@@ -92,6 +105,7 @@ export function buildResult(parts: ResultParts): RunResult {
     startSkewMs: parts.startSkewMs,
     metrics: parts.metrics,
     rootGroup: parts.rootGroup,
+    ...(parts.summary ? { summary: parts.summary } : {}),
     thresholds: parts.thresholds,
     runners: parts.runners.map((outcome, index) =>
       runnerResult(
@@ -100,6 +114,7 @@ export function buildResult(parts: ResultParts): RunResult {
         failures.some((f) => f.kind === 'runner' && f.runner === index),
       ),
     ),
+    ...(parts.timeline ? { timeline: parts.timeline } : {}),
   };
 }
 
@@ -130,4 +145,150 @@ function runnerResult(index: number, outcome: RunnerOutcome, failed: boolean): R
   if (outcome.node) result.node = outcome.node;
   if (!result.ok) result.logTail = outcome.logTail;
   return result;
+}
+
+/** k6's `summaryTrendStats` when the script sets none (k6 `lib/options.go`). */
+export const DEFAULT_SUMMARY_TREND_STATS: readonly string[] = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)'];
+
+/** What {@link summaryData} is made of. */
+export interface SummaryDataParts {
+  /** The global metrics, thresholds already judged (`evaluateThresholds` writes them in). */
+  metrics: Record<string, MetricResult>;
+  /** The runners' summaries, for a `p(N)` of `summaryTrendStats` the global metrics lack. */
+  summaries: readonly RunnerSummary[];
+  rootGroup: GroupResult;
+  /** The consolidated options as `k6 inspect` printed them (`summaryTrendStats`, `summaryTimeUnit`). */
+  options: Record<string, unknown>;
+  /** The test's wall-clock window, in s. */
+  durationS: number;
+  /** `--no-color` given to k6, or `NO_COLOR` set. */
+  noColor: boolean;
+  /** Whether the process that reports has a terminal on stdout / stderr. */
+  isStdOutTTY: boolean;
+  isStdErrTTY: boolean;
+  /**
+   * What `setup()` returned (the `POST /v1/setup` answer's `data.attributes.data`). The hook for
+   * setup-once: the stage that runs `setup()` once hands its data here; without it (no setup run
+   * by the orchestrator, or a script without `setup()`) `setup_data` is left out, as k6 leaves it
+   * out when there is no setup data.
+   */
+  setupData?: unknown;
+}
+
+/**
+ * The drop-in `data` object of k6's `handleSummary(data)` for the whole test (shape:
+ * `summaryDataSchema` in result.ts, checked against k6 v2.2.0). Trends carry exactly the
+ * script's `summaryTrendStats` (`avg`, `min`, `med`, `max`, `count`, `p(N)`): from the global
+ * metrics where they are there, else a `p(N)` merged from the runners' quantile grids (quantiles.ts),
+ * never averaged. Other types carry k6's values (counter `count`/`rate`, rate `rate`/`passes`/`fails`,
+ * gauge `value`/`min`/`max`). Thresholds are `{expression: {ok}}`. Groups and checks get k6's `id`
+ * (the md5 of their path, k6 `lib/models.go`).
+ */
+export function summaryData(parts: SummaryDataParts): SummaryData {
+  const stats = trendStats(parts.options.summaryTrendStats);
+  const metrics: SummaryData['metrics'] = {};
+  for (const [name, metric] of Object.entries(parts.metrics)) {
+    const values =
+      metric.type === 'trend'
+        ? trendValues(name, metric.values, stats, parts.summaries)
+        : pick(metric.values, VALUE_KEYS[metric.type]);
+    metrics[name] = {
+      type: metric.type,
+      contains: metric.contains,
+      values,
+      ...(metric.thresholds
+        ? {
+            thresholds: Object.fromEntries(
+              Object.entries(metric.thresholds).map(([expr, t]) => [expr, { ok: t.ok }]),
+            ),
+          }
+        : {}),
+    };
+  }
+  const unit = parts.options.summaryTimeUnit;
+  return {
+    root_group: summaryGroup(parts.rootGroup),
+    options: {
+      summaryTrendStats: stats,
+      summaryTimeUnit: typeof unit === 'string' ? unit : '',
+      noColor: parts.noColor,
+    },
+    state: {
+      isStdOutTTY: parts.isStdOutTTY,
+      isStdErrTTY: parts.isStdErrTTY,
+      testRunDurationMs: parts.durationS * 1000,
+    },
+    ...(parts.setupData === undefined ? {} : { setup_data: parts.setupData }),
+    metrics,
+  };
+}
+
+/** The values k6 gives each non-trend type in handleSummary. */
+const VALUE_KEYS = {
+  counter: ['count', 'rate'],
+  rate: ['rate', 'passes', 'fails'],
+  gauge: ['value', 'min', 'max'],
+  trend: [],
+} as const;
+
+function trendStats(raw: unknown): string[] {
+  return Array.isArray(raw) && raw.length > 0 ? raw.map(String) : [...DEFAULT_SUMMARY_TREND_STATS];
+}
+
+function pick(values: Record<string, number>, keys: readonly string[]): Record<string, number> {
+  return Object.fromEntries(keys.map((k) => [k, values[k] ?? 0]));
+}
+
+/** The percent of a `p(N)` stat (`p(99.9)` -> 99.9), else undefined. */
+function statPercent(stat: string): number | undefined {
+  const m = /^p\((.*)\)$/.exec(stat);
+  const percent = m ? parseGoFloat(m[1]!) : undefined;
+  return percent !== undefined && percent >= 0 && percent <= 100 ? percent : undefined;
+}
+
+function trendValues(
+  name: string,
+  global: Record<string, number>,
+  stats: readonly string[],
+  summaries: readonly RunnerSummary[],
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  const missing: Array<[string, number]> = [];
+  for (const stat of stats) {
+    const percent = statPercent(stat);
+    if (stat in global) out[stat] = global[stat]!;
+    else if (percent === 0) out[stat] = global.min ?? 0;
+    else if (percent === 100) out[stat] = global.max ?? 0;
+    else if (percent !== undefined) missing.push([stat, percent]);
+    else out[stat] = 0;
+  }
+  if (missing.length > 0) {
+    const grids = summaries.flatMap((s) => {
+      const m = s.metrics[name];
+      return m?.type === 'trend' && m.count > 0 ? [m.grid] : [];
+    });
+    const merged = mergePercentiles(
+      grids,
+      missing.map(([, p]) => p),
+    );
+    missing.forEach(([stat], i) => {
+      out[stat] = merged[i]!;
+    });
+  }
+  return out;
+}
+
+/** `root_group` as handleSummary has it: arrays, and k6's `id` (md5 of the path) on groups and checks. */
+function summaryGroup(group: GroupResult): SummaryGroup {
+  return {
+    name: group.name,
+    path: group.path,
+    id: md5(group.path),
+    groups: group.groups.map(summaryGroup),
+    checks: group.checks.map((c) => ({ ...c, id: md5(c.path) })),
+  };
+}
+
+function md5(text: string): string {
+  return createHash('md5').update(text).digest('hex');
 }

@@ -8,6 +8,11 @@
  * would be wrong: on 4 runners with one slow node the mean of the p99s was 10.6% under the true p99
  * (DESIGN.md, "Merging percentiles across runners"). k6 defines a percentile by linear interpolation
  * between the sorted samples (`TrendSink.P`), so p(0) is the min and p(100) the max.
+ *
+ * In the tail, where the pool's answer needs only a few thousand of the runners' top samples, those
+ * samples are rebuilt from the grids and the percentile is taken on them as k6 would on the pool
+ * (see `tailQuantile`): there a runner has few samples, and interpolating between its own samples
+ * instead of the pool's was the largest error left (p99.9 off by up to 5.6% on real traffic).
  */
 
 /**
@@ -63,6 +68,11 @@ export interface QuantileGrid {
   max: number;
   /** `[fraction in [0,1], value]`, ascending by fraction; need not include 0 and 1. */
   points: Array<[number, number]>;
+  /**
+   * The same points packed (fractions ascending, values), when the grid was read that way
+   * (`parseRunnerSummary` does: a 1,000-runner merge would otherwise allocate millions of pairs).
+   */
+  packed?: { fractions: Float64Array<ArrayBufferLike>; values: Float64Array<ArrayBufferLike> };
 }
 
 /**
@@ -74,12 +84,22 @@ interface Knots {
   ps: Float64Array;
 }
 
+/** Knots already built, by grid: the merge and the threshold bands read the same grids. */
+const knotsCache = new WeakMap<QuantileGrid, Knots>();
+
 function knotsOf(grid: QuantileGrid): Knots {
-  const xs = new Float64Array(grid.points.length + 2);
-  const ps = new Float64Array(grid.points.length + 2);
+  const cached = knotsCache.get(grid);
+  if (cached) return cached;
+  const fractions = grid.packed?.fractions;
+  const values = grid.packed?.values;
+  const size = fractions ? fractions.length : grid.points.length;
+  const xs = new Float64Array(size + 2);
+  const ps = new Float64Array(size + 2);
   xs[0] = grid.min;
   let n = 1;
-  for (const [p, v] of grid.points) {
+  for (let i = 0; i < size; i++) {
+    const p = fractions ? fractions[i]! : grid.points[i]![0];
+    const v = values ? values[i]! : grid.points[i]![1];
     if (p <= 0 || p >= 1 || !Number.isFinite(v)) continue;
     // Clamp into [min, max] and keep values non-decreasing (k6 rounds nothing, but be safe).
     xs[n] = Math.min(Math.max(v, xs[n - 1]!), grid.max);
@@ -88,7 +108,9 @@ function knotsOf(grid: QuantileGrid): Knots {
   }
   xs[n] = Math.max(grid.max, xs[n - 1]!);
   ps[n] = 1;
-  return { xs: xs.subarray(0, n + 1), ps: ps.subarray(0, n + 1) };
+  const knots = { xs: xs.subarray(0, n + 1), ps: ps.subarray(0, n + 1) };
+  knotsCache.set(grid, knots);
+  return knots;
 }
 
 /** F(x) for one runner: the largest fraction reached at value x (right-continuous). */
@@ -116,7 +138,9 @@ function cdfAt({ xs, ps }: Knots, x: number): number {
  * the smallest and the largest runner's own percentile at that rank, so it is searched for on the
  * value inside that bracket, evaluating each runner's CDF by binary search on its knots. The search
  * alternates false-position steps (exact in one step where the mixture is linear) with halvings
- * (so a plateau or a kink cannot stall it) and stops at a relative width of 1e-9.
+ * (so a plateau or a kink cannot stall it) and stops at a relative width of 1e-9. A tail percentile
+ * whose answer lies among the pool's top 50 samples (and the runners' top 4,096 in all) is taken
+ * on those samples instead.
  * @param grids one grid per runner; runners with `count` 0 are ignored.
  * @param percents the percentiles wanted, in percent (0..100).
  * @returns the values in the same order, in the trend's unit; all 0 when no runner has samples
@@ -127,17 +151,22 @@ export function mergePercentiles(grids: readonly QuantileGrid[], percents: reado
   return percents.map((p) => (mixture ? mixtureQuantile(mixture, p / 100) : 0));
 }
 
-/** The runners' CDFs with their weights (count / total count). */
+/** The runners' CDFs with their weights (count / total count) and sample counts. */
 interface Mixture {
   knots: Knots[];
   weights: number[];
+  counts: number[];
 }
 
 function mixtureOf(grids: readonly QuantileGrid[]): Mixture | undefined {
   const parts = grids.filter((g) => g.count > 0);
   if (parts.length === 0) return undefined;
   const total = parts.reduce((sum, g) => sum + g.count, 0);
-  return { knots: parts.map(knotsOf), weights: parts.map((g) => g.count / total) };
+  return {
+    knots: parts.map(knotsOf),
+    weights: parts.map((g) => g.count / total),
+    counts: parts.map((g) => g.count),
+  };
 }
 
 function mixtureCdf({ knots, weights }: Mixture, x: number): number {
@@ -165,6 +194,8 @@ function mixtureQuantile(mixture: Mixture, p: number): number {
     if (q > hi) hi = q;
   }
   if (lo === hi) return lo;
+  const tail = tailQuantile(mixture, p);
+  if (tail !== undefined) return tail;
   let fLo = mixtureCdf(mixture, lo);
   if (fLo >= p - EPS) return lo;
   let fHi = mixtureCdf(mixture, hi);
@@ -184,6 +215,87 @@ function mixtureQuantile(mixture: Mixture, p: number): number {
     }
   }
   return hi;
+}
+
+/** Most runner samples {@link tailQuantile} reconstructs for one percentile, over all runners. */
+const TAIL_BUDGET = 4096;
+/**
+ * {@link tailQuantile} answers only when the pooled percentile is among the pool's top this many
+ * samples. Deeper, a runner's samples are denser than its knots there, a rebuilt sample is only an
+ * interpolation of knots, and the continuous mixture measured better on real traffic (7,000 to
+ * 19,000 samples, 2 to 8 runners, bimodal included: p90 to p99 off by up to 1.8% when rebuilt,
+ * within 0.6% when mixed).
+ */
+const TAIL_RANKS = 50;
+
+/**
+ * A high percentile as k6 computes it on the pooled samples, from the runners' top samples rebuilt
+ * from their grids; undefined when that needs more than {@link TAIL_BUDGET} samples (then the
+ * continuous mixture is as good: the samples are dense there).
+ *
+ * Why: in the tail a runner has few samples (2,500 samples hold 2.5 above its p99.9), and k6
+ * interpolates linearly between adjacent samples, of the runner for its own grid but of the pool
+ * for the truth. Mixing the runners' interpolated CDFs then misses the pooled percentile by up to
+ * half the gap between two top samples (several % at p99.9). With the pooled rank r = p·(N−1),
+ * the truth only needs the pool's top ⌈N−1−r⌉+1 samples, which lie among each runner's top as many.
+ */
+function tailQuantile({ knots, counts }: Mixture, p: number): number | undefined {
+  let total = 0;
+  for (const n of counts) total += n;
+  const rank = p * (total - 1);
+  const fromTop = Math.ceil(total - 1 - rank - 1e-9);
+  if (fromTop > TAIL_RANKS) return undefined;
+  const need = fromTop + 1;
+  let size = 0;
+  for (const n of counts) size += Math.min(n, need);
+  if (size > TAIL_BUDGET) return undefined;
+  const top = new Float64Array(size);
+  let o = 0;
+  counts.forEach((n, i) => {
+    for (let j = 0; j < Math.min(n, need); j++) top[o++] = sampleAt(knots[i]!, n, n - 1 - j);
+  });
+  top.sort();
+  // Ascending pooled ranks lo..hi are the `fromTop`-th and the next one from the top.
+  const lo = Math.floor(rank + 1e-9);
+  const hi = Math.min(lo + 1, total - 1);
+  const xLo = top[size - 1 - (total - 1 - lo)]!;
+  const xHi = top[size - 1 - (total - 1 - hi)]!;
+  return xLo + (xHi - xLo) * Math.max(0, rank - lo);
+}
+
+/**
+ * A runner's `k`-th smallest sample (0-based, of `n`) from its knots. k6's quantile function is
+ * linear between adjacent samples, with a kink at each one: a knot at rank k gives the sample
+ * exactly; otherwise two knots on the same side of it within one sample step lie on one line of
+ * that function, which is extended to rank k; else the knots around it are interpolated.
+ */
+function sampleAt({ xs, ps }: Knots, n: number, k: number): number {
+  if (n <= 1 || k >= n - 1) return xs[xs.length - 1]!;
+  if (k <= 0) return xs[0]!;
+  const step = 1 / (n - 1);
+  const f = k * step;
+  // b: first knot at or above f.
+  let a = 0;
+  let b = xs.length - 1;
+  while (b - a > 1) {
+    const mid = (a + b) >> 1;
+    if (ps[mid]! >= f) b = mid;
+    else a = mid;
+  }
+  const tol = 1e-9;
+  if (Math.abs(ps[b]! - f) < tol) return xs[b]!;
+  a = b - 1;
+  const lowX = xs[a]!;
+  const highX = xs[b]!;
+  if (a >= 1 && ps[a - 1]! >= f - step - tol && ps[a]! > ps[a - 1]!) {
+    const x = xs[a]! + ((xs[a]! - xs[a - 1]!) * (f - ps[a]!)) / (ps[a]! - ps[a - 1]!);
+    return Math.min(Math.max(x, lowX), highX);
+  }
+  if (b + 1 < xs.length && ps[b + 1]! <= f + step + tol && ps[b + 1]! > ps[b]!) {
+    const x = xs[b]! - ((xs[b + 1]! - xs[b]!) * (ps[b]! - f)) / (ps[b + 1]! - ps[b]!);
+    return Math.min(Math.max(x, lowX), highX);
+  }
+  return ps[b]! === ps[a]! ? highX : lowX + ((highX - lowX) * (f - ps[a]!)) / (ps[b]! - ps[a]!);
 }
 
 /** Inverts a piecewise-linear CDF: the smallest value whose fraction reaches p (binary search). */

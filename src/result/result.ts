@@ -12,6 +12,7 @@
 
 import { z } from 'zod';
 import type { FailureKind } from '../errors.ts';
+import { TimelineSchema } from './timeseries.ts';
 
 /** The format tag written in `schema`; bumped on any incompatible change. */
 export const RESULT_SCHEMA = 'k6-distributed/result@1';
@@ -53,7 +54,18 @@ export type ThresholdOutcome = z.infer<typeof thresholdOutcomeSchema>;
 export const metricResultSchema = z.looseObject({
   type: metricTypeSchema,
   contains: metricContainsSchema,
-  values: z.record(z.string(), z.number()),
+  /**
+   * Counts (`count`, `passes`, `fails`) and `rate` are never negative, and a rate metric's `rate`
+   * is a fraction (k6 counters only grow; a result claiming otherwise is refused, so a forged
+   * baseline or bundle cannot be judged "better").
+   */
+  values: z.record(z.string(), z.number()).superRefine((values, ctx) => {
+    for (const key of ['count', 'passes', 'fails', 'rate']) {
+      const v = values[key];
+      if (v !== undefined && v < 0)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'must not be negative' });
+    }
+  }),
   /**
    * Trends only: for each percentile a threshold judges (`p(95)`), the merge's uncertainty band
    * `[low, high]` in the trend's unit: the merged values at p − 0.02 and p + 0.02 points, the
@@ -70,8 +82,8 @@ export const checkResultSchema = z.looseObject({
   name: z.string(),
   /** `::group::check`, as k6 writes it. */
   path: z.string(),
-  passes: z.number(),
-  fails: z.number(),
+  passes: z.number().min(0, { error: 'must not be negative' }),
+  fails: z.number().min(0, { error: 'must not be negative' }),
 });
 export type CheckResult = z.infer<typeof checkResultSchema>;
 
@@ -171,8 +183,68 @@ const FAILURE_KINDS = [
   'deadline',
   'incomplete',
   'aborted',
+  'marked-failed',
   'thresholds',
 ] as const satisfies readonly FailureKind[];
+
+/** A group in handleSummary's shape: `root_group`, with `id` (md5 of the path) as k6 gives it. */
+export interface SummaryGroup {
+  name: string;
+  path: string;
+  id: string;
+  groups: SummaryGroup[];
+  checks: Array<CheckResult & { id: string }>;
+}
+const summaryGroupSchema: z.ZodType<SummaryGroup> = z.lazy(() =>
+  z.looseObject({
+    name: z.string(),
+    path: z.string(),
+    id: z.string(),
+    groups: z.array(summaryGroupSchema),
+    checks: z.array(checkResultSchema.extend({ id: z.string() })),
+  }),
+);
+
+/**
+ * The drop-in `data` argument of k6's `handleSummary(data)` for the whole test
+ * (https://grafana.com/docs/k6/latest/results-output/end-of-test/custom-summary/), checked
+ * field by field against what k6 v2.2.0 passes: `root_group` with `groups` and `checks` as arrays
+ * (the legacy `--summary-export` has objects), `options`, `state`, `setup_data` and `metrics`
+ * whose trends carry exactly the script's `summaryTrendStats` (computed from the runners' merged
+ * quantile grids) and whose `thresholds` are `{expression: {ok}}`. The user's `handleSummary` is
+ * called once with it after the run (src/k6/handle-summary.ts); tools that read k6's data
+ * (jslib-summary `textSummary`, `k6-html-reporter`) read it as it is.
+ */
+export const summaryDataSchema = z.looseObject({
+  root_group: summaryGroupSchema,
+  options: z.looseObject({
+    /** The script's `summaryTrendStats` (k6's default `avg,min,med,max,p(90),p(95)` when unset). */
+    summaryTrendStats: z.array(z.string()),
+    /** The script's `summaryTimeUnit`, `''` when unset. */
+    summaryTimeUnit: z.string(),
+    /** `--no-color` or `NO_COLOR` given. */
+    noColor: z.boolean(),
+  }),
+  state: z.looseObject({
+    /** Whether this process's stdout is a terminal (the handleSummary k6 process sets its own). */
+    isStdOutTTY: z.boolean(),
+    isStdErrTTY: z.boolean(),
+    /** The test's wall-clock window, in ms. */
+    testRunDurationMs: z.number(),
+  }),
+  /** What `setup()` returned, once for the whole test; absent when the run has no setup data. */
+  setup_data: z.unknown().optional(),
+  metrics: z.record(
+    z.string(),
+    z.looseObject({
+      type: metricTypeSchema,
+      contains: metricContainsSchema,
+      values: z.record(z.string(), z.number()),
+      thresholds: z.record(z.string(), z.looseObject({ ok: z.boolean() })).optional(),
+    }),
+  ),
+});
+export type SummaryData = z.infer<typeof summaryDataSchema>;
 
 /** The global result of one distributed run. */
 export const runResultSchema = z.looseObject({
@@ -182,6 +254,13 @@ export const runResultSchema = z.looseObject({
   failures: z.array(z.string()),
   /** The kind of each reason the verdict is `failed`; absent in results written before kinds. */
   failureKinds: z.array(z.enum(FAILURE_KINDS)).optional(),
+  /**
+   * The exit code a plain `k6 run` of the whole test would have given, where it is k6's own (k6
+   * `errext/exitcodes`, in k6's order): 107 when the one `teardown()` threw, 101 when it passed
+   * `teardownTimeout`; else a runner's 108, 107, 110, 100 or 101; else 99 when a threshold with
+   * `abortOnFail` aborted the test. Absent otherwise.
+   */
+  k6ExitCode: z.number().optional(),
   /** `true` when every threshold passed on the aggregate (independent of runner failures). */
   thresholdsOk: z.boolean(),
   /** The script as given (path). */
@@ -198,8 +277,27 @@ export const runResultSchema = z.looseObject({
   /** Global metrics and submetrics, keyed by k6 name (`http_req_duration{expected_response:true}`). */
   metrics: z.record(z.string(), metricResultSchema),
   rootGroup: groupResultSchema,
+  /**
+   * The drop-in `handleSummary(data)` object of the whole test ({@link summaryDataSchema}); absent
+   * in results written before it. `metrics` above keeps every percentile of the merge, this one
+   * only the script's `summaryTrendStats`, as k6 gives them.
+   */
+  summary: summaryDataSchema.optional(),
   thresholds: z.array(thresholdRowSchema),
   runners: z.array(runnerResultSchema),
+  /**
+   * The run over time, polled from the runners' REST APIs while it ran (RPS, active VUs, error
+   * rate, checks failed, the band of the runners' p95), one point per interval (5 s by default);
+   * its shape and units are documented at `TimelineSchema` in src/result/timeseries.ts. Absent in
+   * results written before it existed.
+   */
+  timeline: TimelineSchema.optional(),
+  /**
+   * The id of this run, also the value of the `k6d_run` tag on every sample the runners emit
+   * (`RUN_TAG` in src/run/plan.ts), so outputs such as Prometheus remote write separate runs;
+   * absent in results written before it.
+   */
+  runId: z.string().optional(),
 });
 /** The global result of one distributed run (fields this version does not name are kept when read). */
 export type RunResult = z.infer<typeof runResultSchema>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { K6LiveMetric } from '../k6/rest.ts';
+import type { CheckTotals, K6LiveMetric } from '../k6/rest.ts';
+
+export { type CheckTotals, checkTotalsFromGroups } from '../k6/rest.ts';
 
 /**
  * The run over time: one global time series recorded by the orchestrator while the test runs,
@@ -20,7 +22,7 @@ import type { K6LiveMetric } from '../k6/rest.ts';
  *   since the start always lies inside it (a mixture's quantile lies between its components'), and
  *   it is exact (`p95Ms`) while only one runner has requests;
  * - checks: the `checks` rate has no counts; `GET /v1/groups` lists every check's `passes`/`fails`
- *   (k6 `api/v1/group.go`), see {@link checkTotalsFromGroups}.
+ *   (k6 `api/v1/group.go`), see `checkTotalsFromGroups` in k6/rest.ts.
  */
 
 /** The format tag written in {@link Timeline.schema}; bumped on any incompatible change. */
@@ -73,19 +75,13 @@ export const TimelineSchema = z.object({
 /** The run over time: see {@link TimelineSchema}. */
 export type Timeline = z.infer<typeof TimelineSchema>;
 
-/** Passed and failed check totals of one runner since the start. */
-export interface CheckTotals {
-  passes: number;
-  fails: number;
-}
-
 /** What one runner answered at one poll. */
 export interface RunnerPoll {
   /** 0-based runner index. */
   runner: number;
   /** Its `GET /v1/metrics` answer (see `parseMetrics`); absent or empty when it did not answer: it keeps its last counts. */
   metrics?: K6LiveMetric[];
-  /** Its check totals (from `GET /v1/groups`, see {@link checkTotalsFromGroups}), when read. */
+  /** Its check totals (from `GET /v1/groups`, see `checkTotalsFromGroups` in k6/rest.ts), when read. */
   checks?: CheckTotals;
   /** `true` once the runner has ended: it keeps its last counts and its VUs count as 0. */
   ended?: boolean;
@@ -261,23 +257,4 @@ export class TimelineRecorder {
 function round(value: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
-}
-
-/**
- * Sums the check counts of a `GET /v1/groups` answer (k6 `api/v1/group_routes.go`: every group,
- * flattened, each with `attributes.checks[] = {passes, fails}`).
- * @throws Error when the document has no `data` array.
- */
-export function checkTotalsFromGroups(doc: unknown): CheckTotals {
-  const data = (doc as { data?: unknown })?.data;
-  if (!Array.isArray(data))
-    throw new Error(`unexpected k6 groups response: ${JSON.stringify(doc).slice(0, 200)}`);
-  const totals: CheckTotals = { passes: 0, fails: 0 };
-  for (const group of data as Array<{ attributes?: { checks?: Array<Partial<CheckTotals>> } }>) {
-    for (const check of group.attributes?.checks ?? []) {
-      totals.passes += Number(check.passes ?? 0);
-      totals.fails += Number(check.fails ?? 0);
-    }
-  }
-  return totals;
 }

@@ -1,5 +1,5 @@
 import type { Runner } from '../backends/backend.ts';
-import { ConfigurationError, errorMessage, RunError } from '../errors.ts';
+import { ConfigurationError, errorMessage, interruptedBeforeStart, RunError } from '../errors.ts';
 import { isConfigurationExit } from '../k6/exit-codes.ts';
 import { K6_STATUS, statusName } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
@@ -37,8 +37,7 @@ export async function barrier({ runners, exits }: LaunchedRunners, options: Barr
   const lastAnswer = new Map<number, string>();
   let lastLog = begin;
   while (ready.size < runners.length) {
-    if (options.signal?.aborted)
-      throw new RunError('interrupted', 'interrupted before the start: no runner had started');
+    if (options.signal?.aborted) throw interruptedBeforeStart();
     const failed = runners.find((r) => exits[r.index] !== undefined);
     if (failed) {
       const exit = exits[failed.index]!;

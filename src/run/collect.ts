@@ -29,7 +29,7 @@ export async function collectAll(runners: readonly Runner[]): Promise<Collected>
       failures.push({
         kind: 'incomplete',
         runner: i,
-        message: `runner ${i} left no summary; its results are missing from the aggregate`,
+        message: `runner ${i} left no summary${left.unreadable ? ` (${left.unreadable})` : ''}; its results are missing from the aggregate`,
       });
       return undefined;
     }

@@ -1,15 +1,20 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Backend } from '../backends/backend.ts';
-import type { RunConfig } from '../config.ts';
+import type { Backend, RunnerExit } from '../backends/backend.ts';
+import type { RunConfig, RunConfigKey } from '../config.ts';
+import { type Failure, interruptedBeforeStart } from '../errors.ts';
+import { checkOutputPaths } from '../inputs/output-paths.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
-import { type Preflight, preflight, splittingWarnings } from '../k6/preflight.ts';
-import { applyDeclaredContains } from '../k6/summary.ts';
+import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
+import { runHandleSummary } from '../k6/handle-summary.ts';
+import { K6_METRIC } from '../k6/metrics.ts';
+import { type Preflight, parseGoDuration, preflight, splittingWarnings } from '../k6/preflight.ts';
 import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
-import { buildResult, testWindowS } from '../result/build.ts';
+import { buildResult, summaryData, testWindowS } from '../result/build.ts';
 import { writeResultFile } from '../result/file.ts';
 import type { RunEnvironment, RunResult } from '../result/result.ts';
 import { barrier } from './barrier.ts';
@@ -17,13 +22,15 @@ import { type Clock, realClock } from './clock.ts';
 import { collectAll } from './collect.ts';
 import { launch } from './launch.ts';
 import { monitor } from './monitor.ts';
-import { planRun, type RunPlan } from './plan.ts';
+import { newRunId, planRun, type RunPlan } from './plan.ts';
+import { setupOnce } from './setup.ts';
 import { startAll } from './start.ts';
+import { teardownOnce } from './teardown.ts';
 
 /**
  * The run pipeline, the same for every backend. Each stage has its own file in this folder:
- * preflight (k6/preflight.ts) -> plan -> launch -> barrier -> start -> monitor (progress, stop)
- * -> collect -> aggregate (result/aggregate.ts) -> thresholds (k6/thresholds.ts) -> result
+ * preflight (k6/preflight.ts) -> plan -> launch -> barrier -> setup -> start -> monitor (progress,
+ * stop, teardown) -> collect -> aggregate (result/aggregate.ts) -> thresholds (k6/thresholds.ts) -> result
  * (result/build.ts, result/file.ts). docs/architecture.md draws it.
  */
 
@@ -34,6 +41,10 @@ export interface RunDependencies {
   log: Logger;
   signal?: AbortSignal;
   environment?: Partial<RunEnvironment>;
+  /** How the user names each input (`--out`, `result-path`), for errors; the key otherwise. */
+  inputNames?: Partial<Record<RunConfigKey, string>>;
+  /** The run's id (the `k6d_run` tag on every sample, the result's `runId`); default a new one. */
+  runId?: string;
 }
 
 /**
@@ -41,21 +52,42 @@ export interface RunDependencies {
  * synchronised start, aggregate, judge the thresholds globally, and write the result JSON
  * atomically to `config.resultPath`. The private work folder (archive, logs, summaries) is removed
  * at the end.
- * @throws ConfigurationError for bad input (before any runner starts, or from a runner that could
- *   not initialise the script); RunError `start` when the runners could not be started; RunError
+ * @throws ConfigurationError for bad input (before any runner starts: among them an output path
+ *   that cannot be written, or from a runner that could not initialise the script); RunError `start` when the runners could not be started; RunError
  *   `interrupted` when interrupted before the start.
  */
 export async function runTest(config: RunConfig, deps: RunDependencies): Promise<RunResult> {
   const k6Binary = resolveK6Binary(config.k6Binary);
+  const name = (key: RunConfigKey) => deps.inputNames?.[key] ?? key;
+  // Before the load: a run whose result cannot be written would be lost.
+  await checkOutputPaths(
+    [
+      { input: name('resultPath'), path: config.resultPath },
+      ...(config.reportPath ? [{ input: name('reportPath'), path: config.reportPath }] : []),
+    ],
+    [{ input: name('script'), path: config.script }],
+  );
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-'));
+  // A process.exit() (a second Ctrl-C) skips the finally below; the folder goes all the same.
+  const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
+  process.on('exit', removeWorkDir);
   try {
-    const pre = await preflight({ k6Binary, script: config.script, k6Args: config.k6Args, workDir });
+    // A terminal's Ctrl-C also reaches `k6 archive`/`k6 inspect` (same process group): their
+    // failure is then the interruption's, not the script's.
+    const pre = await preflight({ k6Binary, script: config.script, k6Args: config.k6Args, workDir }).catch(
+      async (error: unknown) => {
+        throw (await abortedSoon(deps.signal)) ? interruptedBeforeStart() : error;
+      },
+    );
+    if (deps.signal?.aborted) throw interruptedBeforeStart();
     const plan = planRun({
       runners: config.runners,
       maxVUs: pre.maxVUs,
       extraPercentiles: thresholdPercentiles(pre.thresholds),
       userRunArgs: pre.runArgs,
       tags: pre.tags,
+      env: pre.env,
+      runId: deps.runId ?? newRunId(),
     });
     deps.log.info(
       `preflight ok: k6 ${pre.k6Version}, ${pre.maxVUs} VUs at most, totalDuration ${pre.totalDurationS} s, ` +
@@ -75,12 +107,37 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.environment ? { environment: deps.environment } : {}),
     });
-    applyDeclaredContains(result.metrics, pre.declaredContains);
+    if (plan.runId) result.runId = plan.runId;
     await writeResultFile(config.resultPath, result);
+    // `--summary-mode disabled` skips handleSummary in k6 too.
+    if (pre.handleSummary && result.summary && pre.summaryMode !== 'disabled') {
+      await runHandleSummary({
+        k6Binary,
+        script: config.script,
+        data: result.summary,
+        workDir,
+        k6Args: config.k6Args,
+        ...(typeof pre.options.handleSummaryTimeout === 'string'
+          ? { handleSummaryTimeout: pre.options.handleSummaryTimeout }
+          : {}),
+        log: deps.log,
+      });
+    }
     return result;
   } finally {
+    process.off('exit', removeWorkDir);
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Whether `signal` is aborted now or within 100 ms: a k6 child that the terminal's Ctrl-C ended
+ * may be reported before this process's own SIGINT handler has run.
+ */
+async function abortedSoon(signal: AbortSignal | undefined): Promise<boolean> {
+  if (!signal) return false;
+  if (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, 100));
+  return signal.aborted;
 }
 
 /** Options of {@link runDistributed}. */
@@ -109,7 +166,8 @@ export interface RunOptions {
 
 /**
  * Runs a planned test on a backend and returns its global result:
- * launch -> barrier -> start -> monitor -> collect -> (cleanup) -> aggregate -> thresholds -> result.
+ * launch -> barrier -> setup (once) -> start -> monitor -> teardown (once) -> end of the linger ->
+ * collect -> (cleanup) -> aggregate -> thresholds -> result.
  * @throws ConfigurationError when a runner fails before the start for a reason in the script or
  *   its options (k6 exit 104, 107), with the runner and k6's reason; RunError `start` when runners
  *   do not become ready in time; RunError `interrupted` when `signal` aborts before the start. In
@@ -126,12 +184,31 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       log,
       ...(signal ? { signal } : {}),
     });
+    const lifecycle = lifecycleOptions(pre.options);
+    const setup = await setupOnce(launched.runners, {
+      skip: lifecycle.noSetup,
+      timeoutS: lifecycle.setupTimeoutS,
+      clock,
+      log,
+      ...(signal ? { signal } : {}),
+    });
     const start = await startAll(launched.runners, clock, log);
+    let teardown: Awaited<ReturnType<typeof teardownOnce>> = { durationMs: 0 };
     const monitored = await monitor(launched, start.startedAtMs, {
       totalDurationS: pre.totalDurationS,
       graceS: options.graceS ?? 120,
       stopTimeoutS: options.stopTimeoutS ?? 30,
       progressIntervalS: options.progressIntervalS ?? 10,
+      onTestEnded: async (lingering) => {
+        teardown = await teardownOnce(launched.runners, lingering, {
+          skip: lifecycle.noTeardown,
+          timeoutS: lifecycle.teardownTimeoutS,
+          clock,
+          log,
+        });
+        return teardown.failure;
+      },
+      thresholds: pre.thresholds,
       clock,
       log,
       ...(signal ? { signal } : {}),
@@ -139,18 +216,22 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     // Every summary is read before anything is cleaned up.
     const collected = await collectAll(launched.runners);
     await backend.cleanup();
-    const durationS = testWindowS(
-      collected.summaries,
-      start.offsetsMs,
-      (monitored.endedAtMs - start.startedAtMs) / 1000,
-    );
+    const timeline = monitored.progress.finish(monitored.endedAtMs, collected.summaries);
+    // As in k6, the test's duration holds setup() and teardown() (k6 marks the start before setup
+    // and the end after teardown): counters' rates are over it.
+    const durationS =
+      testWindowS(collected.summaries, start.offsetsMs, (monitored.endedAtMs - start.startedAtMs) / 1000) +
+      (setup.durationMs + teardown.durationMs) / 1000;
     const present = collected.summaries.filter((s) => s !== undefined);
     const metrics = aggregateSummaries(present, {
       durationS,
       percentiles: thresholdPercentiles(pre.thresholds),
-      contains: monitored.contains,
+      // What the runners' REST API said wins; the script's declarations cover what it never listed.
+      contains: { ...pre.declaredContains, ...monitored.contains },
+      sampledGauges: { [K6_METRIC.vus]: monitored.vusSamples.map((s) => s.vus) },
     });
     const thresholds = evaluateThresholds(pre.thresholds, metrics);
+    const rootGroup = mergeGroups(present.map((s) => s.rootGroup));
     return buildResult({
       script: options.script,
       environment: {
@@ -164,8 +245,21 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       endedAtMs: monitored.endedAtMs,
       durationS,
       startSkewMs: start.skewMs,
+      ...k6ExitCodeOf(teardown.k6ExitCode, launched.exits, monitored.failures),
       metrics,
-      rootGroup: mergeGroups(present.map((s) => s.rootGroup)),
+      timeline,
+      rootGroup,
+      summary: summaryData({
+        metrics,
+        summaries: present,
+        rootGroup,
+        options: pre.options,
+        durationS,
+        noColor: pre.noColor ?? false,
+        isStdOutTTY: process.stdout.isTTY === true,
+        isStdErrTTY: process.stderr.isTTY === true,
+        ...(setup.data ? { setupData: setup.data.data } : {}),
+      }),
       thresholds,
       failures: [...monitored.failures, ...collected.failures],
       runners: launched.runners.map((_, i) => ({
@@ -181,4 +275,58 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     await backend.cleanup();
     throw error;
   }
+}
+
+/** k6's default `setupTimeout` and `teardownTimeout`, in s (k6 `lib/options.go`). */
+const DEFAULT_LIFECYCLE_TIMEOUT_S = 60;
+
+/**
+ * What the consolidated options (`k6 inspect`) say of setup() and teardown(): `noSetup`,
+ * `noTeardown` (from the script, `--no-setup`/`--no-teardown` or `K6_NO_SETUP`/`K6_NO_TEARDOWN`, all
+ * baked into the archive) and their timeouts in s.
+ */
+export function lifecycleOptions(options: Record<string, unknown>): {
+  noSetup: boolean;
+  noTeardown: boolean;
+  setupTimeoutS: number;
+  teardownTimeoutS: number;
+} {
+  const timeout = (value: unknown) => {
+    if (typeof value === 'string') {
+      try {
+        return parseGoDuration(value);
+      } catch {
+        return DEFAULT_LIFECYCLE_TIMEOUT_S;
+      }
+    }
+    return DEFAULT_LIFECYCLE_TIMEOUT_S;
+  };
+  return {
+    noSetup: options.noSetup === true,
+    noTeardown: options.noTeardown === true,
+    setupTimeoutS: timeout(options.setupTimeout),
+    teardownTimeoutS: timeout(options.teardownTimeout),
+  };
+}
+
+/**
+ * The exit code `k6 run` of the whole test would have given where it is k6's own, in k6's order
+ * (k6 `internal/cmd/run.go`): a teardown() failure (107, 101) first; then a runner's own code
+ * (108, 107, 110, 100, 101: {@link k6ExitCodeOfRunners}); then 99 when a threshold with
+ * `abortOnFail` aborted the test (kind `aborted`) and nothing else failed while it ran, as k6
+ * exits after such an abort.
+ * @returns `{k6ExitCode}`, or `{}` when none applies.
+ */
+function k6ExitCodeOf(
+  teardownCode: number | undefined,
+  exits: ReadonlyArray<RunnerExit | undefined>,
+  failures: readonly Failure[],
+): { k6ExitCode?: number } {
+  const code =
+    teardownCode ??
+    k6ExitCodeOfRunners(exits.map((e) => e?.code ?? null)) ??
+    (failures.some((f) => f.kind === 'aborted') && failures.every((f) => f.kind === 'aborted')
+      ? K6_EXIT.thresholdsHaveFailed
+      : undefined);
+  return code === undefined ? {} : { k6ExitCode: code };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ConfigurationError } from '../errors.ts';
 import { percentileKey } from '../k6/thresholds.ts';
 import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
@@ -10,7 +11,9 @@ import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
  * runner i of N runs `--execution-segment i/N:(i+1)/N` and every runner gets the same full
  * `--execution-segment-sequence 0,1/N,…,1`, so that VUs and iterations split exactly and the parts
  * add up to the whole test. Runners start `--paused` with their REST API on `--address`, so that
- * all of them can be started at once.
+ * all of them can be started at once, and with `--no-setup --no-teardown --linger`, so that the
+ * orchestrator runs `setup()` and `teardown()` once, through one runner's REST API (setup.ts,
+ * teardown.ts), and ends every runner's linger itself once teardown is done.
  */
 
 /** One runner of the plan. */
@@ -35,11 +38,18 @@ export interface RunPlan {
   userRunArgs: string[];
   /**
    * Tags for every sample, from the script's `options.tags` and the user's `--tag`;
-   * {@link RUNNER_TAG} is added per runner.
+   * {@link RUNNER_TAG} is added per runner, and {@link RUN_TAG} when `runId` is set.
    */
   tags: Record<string, string>;
+  /** The run's id, the value of {@link RUN_TAG} on every runner's samples. */
+  runId?: string;
   /** One line each: what the plan changed from what was asked (fewer runners than asked). */
   warnings: string[];
+  /**
+   * The user's `-e NAME=value` values, by name: backends give them to every runner in its
+   * environment (read with `--include-system-env-vars`), never on its command line.
+   */
+  env: Record<string, string>;
 }
 
 /**
@@ -48,6 +58,23 @@ export interface RunPlan {
  * `runner: 'ci-linux-1'` stays the script's); the preflight refuses a script that sets it.
  */
 export const RUNNER_TAG = 'k6d_runner';
+
+/**
+ * The tag every runner adds to its samples with the run's id (the result's `runId`), so that a
+ * dashboard fed by `--out experimental-prometheus-rw` (or any other output) separates runs: in
+ * Prometheus it is the label `k6d_run`. Named, like {@link RUNNER_TAG}, so that it cannot collide
+ * with a script's own tags (k6's own `testid` convention is left to the script); the preflight
+ * refuses a script that sets it.
+ */
+export const RUN_TAG = 'k6d_run';
+
+/**
+ * A new run id: lowercase, starts with a letter, unique enough for names, labels and tags,
+ * e.g. `rmhx3k2a1b2c3` (`r`, the epoch ms in base 36, 6 random hex digits).
+ */
+export function newRunId(): string {
+  return `r${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
 
 /** Execution segments `0:1/N`, `1/N:2/N`, …, `(N-1)/N:1`. */
 export function executionSegments(n: number): string[] {
@@ -85,6 +112,9 @@ export function planRun(options: {
   extraPercentiles?: readonly number[];
   userRunArgs?: string[];
   tags?: Record<string, string>;
+  env?: Record<string, string>;
+  /** The run's id for {@link RUN_TAG}; without it the runners' samples carry no run tag. */
+  runId?: string;
 }): RunPlan {
   const { runners: n, maxVUs } = options;
   if (!Number.isInteger(n) || n < 1) {
@@ -105,7 +135,9 @@ export function planRun(options: {
     trendStats: summaryTrendStats(options.extraPercentiles),
     userRunArgs,
     tags: options.tags ?? {},
+    ...(options.runId ? { runId: options.runId } : {}),
     warnings,
+    env: options.env ?? {},
   };
 }
 
@@ -146,15 +178,18 @@ export function runnerArgs(
   runner: RunnerPlan,
   paths: { archive: string; summary: string; address: string },
 ): string[] {
-  const tags = Object.entries({ ...plan.tags, [RUNNER_TAG]: String(runner.index) }).flatMap(([k, v]) => [
-    '--tag',
-    `${k}=${v}`,
-  ]);
+  const ours = { ...(plan.runId ? { [RUN_TAG]: plan.runId } : {}), [RUNNER_TAG]: String(runner.index) };
+  const tags = Object.entries({ ...plan.tags, ...ours }).flatMap(([k, v]) => ['--tag', `${k}=${v}`]);
   return [
     'run',
     '--paused',
     '--address',
     paths.address,
+    // setup() and teardown() run once, on one runner, through the REST API; --linger keeps every
+    // runner's REST API up after its test ended, until the orchestrator ends it (SIGTERM).
+    '--no-setup',
+    '--no-teardown',
+    '--linger',
     '--execution-segment',
     runner.segment,
     '--execution-segment-sequence',
@@ -168,6 +203,8 @@ export function runnerArgs(
     '--summary-mode',
     'compact',
     '--no-usage-report',
+    // The environment reaches the script as in a plain `k6 run script.js` (the `-e` values are in it).
+    '--include-system-env-vars',
     '--quiet',
     '--no-color',
     ...plan.userRunArgs.map((arg) => arg.replaceAll('{runner}', String(runner.index))),

@@ -1,15 +1,21 @@
 import type { Runner } from '../backends/backend.ts';
+import { isRestTimeout } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from './clock.ts';
 
 /**
- * Stop stage: stops every runner still running once (`PATCH /v1/status` `stopped: true`; a runner
- * whose REST API does not take it is killed), and kills the runners that have not exited
- * `stopTimeoutS` after the stop.
+ * Stop stage: stops every runner still running once (`PATCH /v1/status` `stopped: true`). A runner
+ * that does not answer in time is killed; one whose REST API refuses the stop, often one that is
+ * already ending, is asked to end by {@link Runner.terminate} and never killed at once, so that its
+ * summary is kept. It also ends the linger of runners whose test has ended (`Runner.terminate`,
+ * SIGTERM), and kills the runners that have not done what they were told `stopTimeoutS` after it (a
+ * stopped runner whose test has not ended, a terminated one still there).
  */
 export class Stopper {
   /** Epoch ms of the stop; `undefined` until {@link stopAll} was called. */
   private stoppedAtMs: number | undefined;
+  /** Epoch ms at which each runner was told to end its linger, by index. */
+  private readonly terminatedAtMs = new Map<number, number>();
   private readonly runners: readonly Runner[];
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -35,14 +41,33 @@ export class Stopper {
     this.log.warning(`stopping every runner: ${why}`);
     for (const i of running) {
       const runner = this.runners[i]!;
-      runner.api.stop().catch(() => runner.kill());
+      // A runner that does not answer in time is frozen (SIGSTOP, a stuck node): a signal would wait
+      // as long, so it is killed. One that refused the call is ending: SIGTERM keeps its summary.
+      runner.api.stop().catch((error: unknown) => (isRestTimeout(error) ? runner.kill() : this.terminate(i)));
     }
   }
 
-  /** Kills the runners in `running` when the stop timeout has passed since {@link stopAll}. */
-  async killOverdue(running: Iterable<number>): Promise<void> {
-    if (this.stoppedAtMs === undefined || this.clock.now() - this.stoppedAtMs <= this.stopTimeoutMs) return;
+  /**
+   * Asks runner `i` to end by SIGTERM ({@link Runner.terminate}): one whose test has ended and that
+   * lingers, or one whose REST API did not take the stop. Does nothing the second time.
+   */
+  terminate(i: number): void {
+    if (this.terminatedAtMs.has(i)) return;
+    this.terminatedAtMs.set(i, this.clock.now());
+    const runner = this.runners[i]!;
+    runner.terminate().catch(() => runner.kill());
+  }
+
+  /**
+   * Kills, among `running` (indexes of runners that have not exited), those overdue: told to end
+   * their linger more than the stop timeout ago, or, when their test has not ended (not in
+   * `ended`), stopped more than the stop timeout ago.
+   */
+  async killOverdue(running: Iterable<number>, ended: ReadonlySet<number>): Promise<void> {
+    const now = this.clock.now();
+    const overdue = (since: number | undefined) => since !== undefined && now - since > this.stopTimeoutMs;
     for (const i of running) {
+      if (!(overdue(this.terminatedAtMs.get(i)) || (!ended.has(i) && overdue(this.stoppedAtMs)))) continue;
       this.log.warning(`runner ${i} did not stop within ${this.stopTimeoutMs / 1000} s; killing it`);
       await this.runners[i]!.kill();
     }

@@ -32,6 +32,11 @@ describe('bad input', () => {
       /error: tags: the tag k6d_runner is set by k6-distributed on every runner's samples/,
     ],
     [
+      'the run tag the product sets',
+      ['run', valid, '--', '--tag', 'k6d_run=mine'],
+      /error: tags: the tag k6d_run is set by k6-distributed on every runner's samples/,
+    ],
+    [
       'a file output every runner would overwrite',
       ['run', valid, '--runners', '2', '--', '--out', 'json=raw.json'],
       /error: k6 args: --out json=raw.json: every runner would write the same file; put \{runner\} in the path/,

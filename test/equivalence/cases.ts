@@ -6,7 +6,6 @@ import type { EquivalenceCase } from './harness.ts';
  * abortOnFail and the options of issue #9. Every script is deterministic in the fields it lists.
  */
 
-const ALL = [1, 2, 4] as const;
 const SPLIT = [2, 4] as const;
 
 const metricsImport = `import { Counter, Gauge, Rate, Trend } from 'k6/metrics';`;
@@ -125,16 +124,14 @@ export default function () { sleep(0.2); }
     script: `
 import { sleep } from 'k6';
 export const options = {
-  scenarios: { r: { executor: 'ramping-vus', startVUs: 4, gracefulRampDown: '0s', stages: [{ duration: '1s', target: 4 }, { duration: '100ms', target: 1 }, { duration: '2s', target: 1 }] } },
+  // 4 VUs for 2 s: k6 samples vus once a second from its init, so a 1 s plateau can fall between
+  // two of its own samples under load.
+  scenarios: { r: { executor: 'ramping-vus', startVUs: 4, gracefulRampDown: '0s', stages: [{ duration: '2s', target: 4 }, { duration: '100ms', target: 1 }, { duration: '2s', target: 1 }] } },
 };
 export default function () { sleep(0.1); }
 `,
     metrics: ['vus', 'vus_max'],
     checks: false,
-    knownFailing: {
-      runners: SPLIT,
-      row: 'vus gauge value/min (summed upper bounds; needs the live samples)',
-    },
   },
   {
     name: 'constant-arrival-rate',
@@ -185,7 +182,84 @@ export default function (data) { if (data.token === 'abc') seen.add(1); }
 export function teardown(data) { if (data.token === 'abc') teardowns.add(1); }
 `,
     metrics: ['setup_calls', 'teardown_calls', 'setup_data_seen', 'iterations'],
-    knownFailing: { runners: SPLIT, row: 'setup() with a counter setup_counter count==1; teardown()' },
+  },
+  {
+    name: 'setup-throws',
+    covers: "setup() throws: the run fails before any load, with k6's error (exit 107)",
+    script: `
+import { Counter } from 'k6/metrics';
+const work = new Counter('work_done');
+export const options = { vus: 4, iterations: 8 };
+export function setup() { throw new Error('setup boom'); }
+export default function () { work.add(1); }
+`,
+    metrics: [],
+  },
+  {
+    name: 'setup-timeout',
+    covers: 'setup() passes setupTimeout (exit 100)',
+    script: `
+import { sleep } from 'k6';
+export const options = { vus: 4, iterations: 8, setupTimeout: '1s' };
+export function setup() { sleep(2); }
+export default function () {}
+`,
+    metrics: [],
+  },
+  {
+    name: 'teardown-throws',
+    covers:
+      'teardown() throws once, after the whole test (exit 107); its counter and the load are in the result',
+    script: `
+import { Counter } from 'k6/metrics';
+const teardowns = new Counter('teardown_calls');
+export const options = { vus: 4, iterations: 8 };
+export default function () {}
+export function teardown() { teardowns.add(1); throw new Error('teardown boom'); }
+`,
+    metrics: ['iterations', 'teardown_calls'],
+  },
+  {
+    name: 'teardown-timeout',
+    covers: 'teardown() passes teardownTimeout (exit 101)',
+    script: `
+import { sleep } from 'k6';
+export const options = { vus: 4, iterations: 8, teardownTimeout: '1s' };
+export default function () {}
+export function teardown() { sleep(2); }
+`,
+    metrics: ['iterations'],
+  },
+  {
+    name: 'no-setup-flag',
+    covers: '--no-setup: setup() never runs, VUs get no data, teardown() still runs once',
+    script: `
+import { Counter } from 'k6/metrics';
+const setups = new Counter('setup_calls');
+const teardowns = new Counter('teardown_calls');
+const noData = new Counter('no_setup_data');
+export const options = { vus: 4, iterations: 8 };
+export function setup() { setups.add(1); return { token: 'abc' }; }
+export default function (data) { if (data === undefined) noData.add(1); }
+export function teardown() { teardowns.add(1); }
+`,
+    k6Args: ['--no-setup'],
+    metrics: ['setup_calls', 'teardown_calls', 'no_setup_data', 'iterations'],
+  },
+  {
+    name: 'no-teardown-env',
+    covers: 'K6_NO_TEARDOWN=true: teardown() never runs, setup() once',
+    script: `
+import { Counter } from 'k6/metrics';
+const setups = new Counter('setup_calls');
+const teardowns = new Counter('teardown_calls');
+export const options = { vus: 4, iterations: 8 };
+export function setup() { setups.add(1); }
+export default function () {}
+export function teardown() { teardowns.add(1); }
+`,
+    env: { K6_NO_TEARDOWN: 'true' },
+    metrics: ['setup_calls', 'teardown_calls', 'iterations'],
   },
   {
     name: 'handleSummary',
@@ -210,10 +284,6 @@ export function handleSummary(data) {
 `,
     metrics: ['iterations'],
     files: ['summary.json'],
-    knownFailing: {
-      runners: ALL,
-      row: 'user handleSummary(): once, whole test; summaryTrendStats ignored (the runners get the quantile grid)',
-    },
   },
   {
     name: 'abortOnFail-global',
@@ -229,10 +299,6 @@ export default function () { http.get('__TARGET__/status/500'); sleep(0.1); }
 `,
     metrics: [],
     endsEarlyUnderS: 5,
-    knownFailing: {
-      runners: SPLIT,
-      row: 'exit codes 99 after abortOnFail (as listed: 1); abortOnFail crossed globally',
-    },
   },
   {
     name: 'abortOnFail-slice',
@@ -252,7 +318,6 @@ export function bad() { http.get('__TARGET__/status/500'); sleep(0.15); }
 export function good() { http.get('__TARGET__/ok'); sleep(0.15); }
 `,
     metrics: ['http_reqs', 'http_req_failed', 'iterations'],
-    knownFailing: { runners: SPLIT, row: "abortOnFail crossed on one runner's slice only" },
   },
   {
     name: 'threshold-key-spaces',

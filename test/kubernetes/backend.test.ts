@@ -210,44 +210,7 @@ export default function () {
       /runner 1 was OOMKilled on node k6d-loadtest-\d: it used more than its memory limit of 128Mi/,
     );
   });
-
-  it('a runner that is evicted mid-test fails the run, naming the runner and node; the others keep their data', async () => {
-    let evicted = '';
-    const { result, error } = await run(steady, { runners: 3 }, async (pods) => {
-      const pod = pods.find((p) => p.metadata!.labels![LABELS.runner] === '1')!;
-      evicted = pod.spec!.nodeName!;
-      await new Promise((r) => setTimeout(r, 1500));
-      await core.createNamespacedPodEviction({
-        name: pod.metadata!.name!,
-        namespace: 'default',
-        body: {
-          apiVersion: 'policy/v1',
-          kind: 'Eviction',
-          metadata: { name: pod.metadata!.name!, namespace: 'default' },
-        },
-      });
-    });
-    expect(error).toBeUndefined();
-    expect(result!.verdict).toBe('failed');
-    expect(result!.failures[0]).toContain(`runner 1 was evicted on node ${evicted}`);
-    // The other runners were stopped and handed over their summaries.
-    expect(result!.failures.filter((f) => /runner [02] left no summary/.test(f))).toEqual([]);
-    expect(result!.runners.filter((r) => r.index !== 1).map((r) => r.exitCode)).toEqual([103, 103]);
-    expect(result!.metrics.http_reqs!.values.count).toBeGreaterThan(0);
-  });
-
-  it('a runner whose Pod is deleted mid-test fails the run, naming the runner and node', async () => {
-    let node = '';
-    const { result, error } = await run(steady, { runners: 2 }, async (pods) => {
-      const pod = pods.find((p) => p.metadata!.labels![LABELS.runner] === '0')!;
-      node = pod.spec!.nodeName!;
-      await new Promise((r) => setTimeout(r, 1500));
-      await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: 'default' });
-    });
-    expect(error).toBeUndefined();
-    expect(result!.failures[0]).toContain(`runner 0 was deleted on node ${node}`);
-    expect(result!.failures.filter((f) => f.includes('runner 1 left no summary'))).toEqual([]);
-  });
+  // Eviction and deletion mid-test: test/kubernetes/faults.test.ts.
 });
 
 describe('images from a registry', () => {

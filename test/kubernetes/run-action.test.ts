@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { RunResult } from '../../src/result/result.ts';
 import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
+import { leftovers } from './support/objects.ts';
 
 // The bundled dist/run.js, run the way GitHub runs it, against a real kube-apiserver, controller
 // manager and scheduler (test/cluster) and real nodes: kubelets with containerd, so every runner
@@ -14,8 +14,6 @@ import { tempDir, writeScript } from '../support/cli.ts';
 
 const kubeconfig = () => readFileSync(process.env.KUBECONFIG!, 'utf8');
 const kc = new KubeConfig();
-let core: CoreV1Api;
-let batch: BatchV1Api;
 let target: RecordingTarget;
 
 const DEDICATED = {
@@ -25,8 +23,6 @@ const DEDICATED = {
 
 beforeAll(async () => {
   kc.loadFromFile(process.env.KUBECONFIG!);
-  core = kc.makeApiClient(CoreV1Api);
-  batch = kc.makeApiClient(BatchV1Api);
   // The runner Pods reach the target on the bridge the harness made (their only route).
   target = await startNodeTarget(process.env.K6D_POD_GATEWAY!);
 });
@@ -34,23 +30,8 @@ afterAll(async () => {
   await target.stop();
 });
 
-/** Every object any run left in the namespace. */
-async function leftovers(namespace = 'default'): Promise<string[]> {
-  const labelSelector = `${LABELS.managedBy}=k6-distributed`;
-  const [cms, jobs, pods] = await Promise.all([
-    core.listNamespacedConfigMap({ namespace, labelSelector }),
-    batch.listNamespacedJob({ namespace, labelSelector }),
-    core.listNamespacedPod({ namespace, labelSelector }),
-  ]);
-  return [
-    ...cms.items.map((o) => `ConfigMap ${o.metadata?.name}`),
-    ...jobs.items.map((o) => `Job ${o.metadata?.name}`),
-    ...pods.items.map((o) => `Pod ${o.metadata?.name}`),
-  ];
-}
-
 afterEach(async () => {
-  expect(await leftovers()).toEqual([]);
+  expect(await leftovers(kc)).toEqual([]);
 });
 
 function resultOf(step: ActionStep, workspace: string): RunResult {
@@ -199,7 +180,7 @@ export default function () {
     });
     expect(step.code).toBe(1);
     expect(step.annotations).toEqual([
-      '::error::permissions: the credentials lack in namespace default: create configmaps, get configmaps, list configmaps, delete configmaps, create jobs.batch, get jobs.batch, list jobs.batch, watch jobs.batch, delete jobs.batch, get pods, list pods, watch pods, delete pods, get pods/log, get pods/proxy, patch pods/proxy (examples/rbac.yaml grants what is needed)',
+      '::error::permissions: the credentials lack in namespace default: create configmaps, get configmaps, list configmaps, delete configmaps, create jobs.batch, get jobs.batch, list jobs.batch, watch jobs.batch, delete jobs.batch, get pods, list pods, watch pods, delete pods, get pods/log, get pods/proxy, patch pods/proxy, create pods/proxy, update pods/proxy (examples/rbac.yaml grants what is needed)',
     ]);
   });
 
@@ -278,7 +259,7 @@ export default function () { sleep(0.5); }
     child.kill('SIGKILL');
     const step = await done;
     expect(step.state.runId).toMatch(/^r[a-z0-9]+$/);
-    expect((await leftovers()).length).toBeGreaterThan(0);
+    expect((await leftovers(kc)).length).toBeGreaterThan(0);
     const post = await runAction(
       'dist/run-post.js',
       { kubeconfig: kubeconfig(), script },

@@ -137,6 +137,23 @@ describe('the comment', () => {
     );
   });
 
+  it('still judges a run whose script changed (script-change: gate), and notes the change', () => {
+    // Touching the load test must not switch the regression gate off (issue: scriptHash policy).
+    const head = makeResult({ p95: 80, environment: { scriptHash: 'changed' } });
+    const gated = renderReportBodies(input(head, makeResult()), marker);
+    expect(gated.judgement.verdict).toBe('regressed');
+    expect(gated.comment.text).toContain('> [!NOTE]');
+    expect(gated.comment.text).toContain('> - scriptHash:');
+    const ungated = input(head, makeResult());
+    ungated.options.scriptChange = 'ungated';
+    expect(renderReportBodies(ungated, marker).judgement.verdict).toBe('environment-changed');
+    // Another change besides the script is still not judged.
+    const both = makeResult({ p95: 80, environment: { scriptHash: 'changed', runners: 4 } });
+    expect(renderReportBodies(input(both, makeResult()), marker).judgement.verdict).toBe(
+      'environment-changed',
+    );
+  });
+
   it('keeps user-controlled names from breaking tables or injecting HTML', () => {
     const evil = '<img src=x onerror=alert(1)> | `x` **b** [l](http://e) \n# h';
     const head = makeResult();

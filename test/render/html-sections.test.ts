@@ -77,3 +77,18 @@ describe('renderHtmlReport without a series or a baseline', () => {
     expect(JSON.parse(json).name).toBe('</script><script>alert(1)</script>\u2028');
   });
 });
+
+describe('the dashboard link', () => {
+  it('links the run, its time range and its id, escaped as an attribute', () => {
+    const html = renderHtmlReport({
+      result: { ...result(), runId: 'rk1' },
+      dashboardUrl: 'https://g.example.com/d/k6?a=1&b="x"',
+    });
+    const from = Date.parse('2026-01-01T00:00:00.000Z');
+    const to = Date.parse('2026-01-01T00:00:10.000Z');
+    expect(html).toContain(
+      `<p><a href="https://g.example.com/d/k6?a=1&amp;b=%22x%22&amp;from=${from}&amp;to=${to}&amp;var-k6d_run=rk1">Dashboard of this run</a> (run <code>rk1</code>)</p>`,
+    );
+    expect(renderHtmlReport({ result: result() })).not.toContain('Dashboard of this run');
+  });
+});

@@ -5,7 +5,7 @@ import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { type BaselineQuery, findBaseline } from '../../src/github/baseline.ts';
+import { type BaselineQuery, findBaseline, findHistory } from '../../src/github/baseline.ts';
 import {
   API,
   artifact,
@@ -232,5 +232,44 @@ describe('finding the baseline of a pull request', () => {
       'none',
     );
     expect(scope.isDone()).toBe(true);
+  });
+});
+
+describe('reading the history of the base branch', () => {
+  it('reads the newest runs oldest first, reuses the known baseline, and skips what it cannot read', async () => {
+    const runs = [
+      workflowRun(505, 'e'.repeat(40)),
+      workflowRun(504, 'd'.repeat(40)),
+      workflowRun(503, 'c'.repeat(40)),
+    ];
+    const newest = runs.map((r) => ({ id: r.id, sha: r.head_sha, url: r.html_url, createdAt: r.created_at }));
+    const scope = nock(API)
+      // A run whose artifacts cannot even be listed (the API answers 404): skipped, not an error.
+      .get(`${REPO_PATH}/actions/runs/505/artifacts`)
+      .query(artifactsQuery)
+      .reply(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' })
+      .get(`${REPO_PATH}/actions/runs/504/artifacts`)
+      .query(artifactsQuery)
+      .reply(200, artifacts([artifact(7004, NAME, 504)]));
+    const blob = serveArtifact(scope, 7004, stored(30));
+    const lines: string[] = [];
+    const known = [{ runId: 503, result: makeResult({ p95: 20 }) }];
+    const history = await findHistory(
+      testGitHub(),
+      new DefaultArtifactClient(),
+      await query(),
+      newest,
+      5,
+      known,
+      (l) => lines.push(l),
+    );
+    expect(history.skipped).toBe(1);
+    expect(history.runs.map((h) => [h.run.id, h.result.metrics.http_req_duration!.values['p(95)']])).toEqual([
+      [503, 20],
+      [504, 30],
+    ]);
+    expect(lines[0]).toMatch(/^history: run 505 skipped \(.*Not Found/);
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
   });
 });

@@ -98,6 +98,19 @@ describe('the sticky comment (REST issue comments)', () => {
     expect(scope.isDone()).toBe(true);
   });
 
+  it("does not take our comment of another key whose content carries this key's marker", async () => {
+    // A threshold or tag name of the checkout report held the default key's marker (issue: defect 4).
+    const otherKey = commentMarker({ workflow: 'perf', job: 'load-test', key: 'checkout' });
+    const scope = nock(API)
+      .get(COMMENTS)
+      .query({ per_page: '100' })
+      .reply(200, [comment(31, `${otherKey}\n| \`${marker}\` | p(95)<1 |\n${marker}\n`)])
+      .post(COMMENTS)
+      .reply(201, comment(32, body));
+    expect(await upsertComment(testGitHub(), target, body)).toMatchObject({ id: 32, action: 'created' });
+    expect(scope.isDone()).toBe(true);
+  });
+
   it('retries a 5xx answer and then succeeds', async () => {
     const scope = nock(API)
       .get(COMMENTS)

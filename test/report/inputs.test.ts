@@ -13,8 +13,10 @@ describe('report action inputs', () => {
       key: 'default',
       gate: DEFAULT_GATE,
       tolerances: DEFAULT_TOLERANCES,
+      scriptChange: 'gate',
       failOnRegression: true,
       commentAuthor: 'github-actions[bot]',
+      historyRuns: 10,
     });
   });
 
@@ -51,6 +53,15 @@ describe('report action inputs', () => {
     );
     expect(() => parseReportInputs({ 'github-token': 'x', tolerances: 'p95: fast' })).toThrow(
       'tolerances: "fast" for p95 must be a percentage (5%) or ms (e.g. 2ms)',
+    );
+    expect(() => parseReportInputs({ 'github-token': 'x', 'history-runs': '500' })).toThrow(
+      'history-runs: must be 0 to 100 runs',
+    );
+    expect(() => parseReportInputs({ 'github-token': 'x', 'dashboard-url': 'grafana/d/k6' })).toThrow(
+      'dashboard-url: "grafana/d/k6" is not a URL (e.g. https://grafana.example.com/d/k6)',
+    );
+    expect(() => parseReportInputs({ 'github-token': 'x', 'dashboard-url': 'javascript:alert(1)' })).toThrow(
+      'dashboard-url: "javascript:alert(1)" must start with https:// or http://',
     );
   });
 

@@ -110,6 +110,24 @@ function nockBaseline(scope: nock.Scope, base: RunResult): nock.Scope {
   });
 }
 
+/**
+ * No sticky comment yet: lists none, then expects the new one (REST "Create an issue comment").
+ * @returns the posted body, once posted.
+ */
+function nockNewComment(scope: nock.Scope, id: number): () => string {
+  let posted = '';
+  scope
+    .get(COMMENTS)
+    .query({ per_page: '100' })
+    .reply(200, [])
+    .post(COMMENTS, (b: { body: string }) => {
+      posted = b.body;
+      return true;
+    })
+    .reply(201, comment(id, 'x'));
+  return () => posted;
+}
+
 /** No run of the base branch stored a result. */
 function nockNoBaseline(scope: nock.Scope): nock.Scope {
   return nockBaseRuns(scope, { atMergeBase: [], newest: [] });
@@ -118,18 +136,9 @@ function nockNoBaseline(scope: nock.Scope): nock.Scope {
 describe('mode comment', () => {
   it('fails the step on a gated regression, with outputs, annotations and the same summary as the comment', async () => {
     const { deps, summaries } = setup();
-    let posted = '';
     const scope = nock(API);
     const blob = nockBaseline(scope, makeResult());
-    scope
-      .get(COMMENTS)
-      .query({ per_page: '100' })
-      .reply(200, [])
-      .post(COMMENTS, (b: { body: string }) => {
-        posted = b.body;
-        return true;
-      })
-      .reply(201, comment(77, 'x'));
+    const posted = nockNewComment(scope, 77);
     const outcome = await report(await inputs(makeResult({ p95: 35, p50: 14 })), deps);
     expect(outcome.failure).toBe(
       'performance regressed against master: Latency p95 22.00ms -> 35.00ms (+13.00ms (+59.1%))',
@@ -171,11 +180,65 @@ describe('mode comment', () => {
       ['error', 'k6 regression: Latency p95'],
       ['warning', 'k6 regression: Latency p50'],
     ]);
-    expect(posted).toContain('<!-- k6-distributed:report workflow=perf job=load-test key=default -->');
-    expect(posted).toContain('**🔴 Performance regressed** against `master`');
-    expect(summaries).toEqual([posted]);
+    expect(posted()).toContain('<!-- k6-distributed:report workflow=perf job=load-test key=default -->');
+    expect(posted()).toContain('**🔴 Performance regressed** against `master`');
+    expect(summaries).toEqual([posted()]);
     expect(scope.isDone()).toBe(true);
     expect(blob.isDone()).toBe(true);
+  });
+
+  it('reads the history of the base branch: skips and counts missing and expired results, and lets the noise gate judge', async () => {
+    const { deps, logs } = setup();
+    const scope = nock(API);
+    const newest = [506, 505, 504, 503, 502, 501, 500].map((id) =>
+      workflowRun(id, id === 501 ? MERGE_BASE : String(id).repeat(14).slice(0, 40)),
+    );
+    nockBaseRuns(scope, { atMergeBase: [workflowRun(501, MERGE_BASE)], newest })
+      .get(`${REPO_PATH}/actions/runs/501/artifacts`)
+      .query({ name: BASELINE, per_page: '100' })
+      .reply(200, artifacts([artifact(7001, BASELINE, 501)]));
+    const blobs = [serveArtifact(scope, 7001, { [RESULT_FILE]: JSON.stringify(makeResult({ p95: 22 })) })];
+    const listArtifacts = (run: number, list: ReturnType<typeof artifact>[]) =>
+      scope
+        .get(`${REPO_PATH}/actions/runs/${run}/artifacts`)
+        .query({ name: BASELINE, per_page: '100' })
+        .reply(200, artifacts(list));
+    listArtifacts(506, []);
+    listArtifacts(505, [artifact(7005, BASELINE, 505, { expired: true })]);
+    // A noisy base branch: p95 20–26 ms (median 22, MAD 2: normal up to 30.9 ms).
+    for (const [run, p95] of [
+      [504, 20],
+      [503, 26],
+      [502, 21],
+      [500, 25],
+    ] as const) {
+      listArtifacts(run, [artifact(run + 6500, BASELINE, run)]);
+      blobs.push(serveArtifact(scope, run + 6500, { [RESULT_FILE]: JSON.stringify(makeResult({ p95 })) }));
+    }
+    const posted = nockNewComment(scope, 78);
+    // +22.7% and +5 ms on the baseline run: a regression by the fixed rule, normal by the history.
+    const input = await inputs(makeResult({ p95: 27 }), { 'history-runs': '5' });
+    const outcome = await report(input, deps);
+    expect(outcome.outputs.verdict).toBe('passed');
+    expect(outcome.failure).toBeUndefined();
+    expect(logs).toContain('history: 5 of 5 runs read, 2 skipped');
+    expect(posted()).toContain('Trend of the gated metrics over the last 5 successful runs of `master`');
+    expect(posted()).toContain('2 runs skipped: result artifact missing or expired.');
+    expect(posted()).toContain(
+      "| Latency p95 (gate) | 22.00ms | 27.00ms | +5.00ms (+22.7%) | ⚪ within the history's normal range |",
+    );
+    expect(posted()).toContain(
+      '**Latency p95 +22.7% (history: median 22.00ms, normal range 13.10ms–30.90ms over 5 runs)**',
+    );
+    // Oldest first, this PR last.
+    expect(posted()).toContain(
+      'x-axis "commit" ["5005005", "6dcb09b", "5025025", "5035035", "5045045", "this PR"]',
+    );
+    // The HTML report next to the result now has the comparison.
+    const html = await readFile(input.resultPath.replace(/\.json$/, '.html'), 'utf8');
+    expect(html).toContain('Compared with the baseline (master @ 6dcb09b)');
+    expect(scope.isDone()).toBe(true);
+    for (const blob of blobs) expect(blob.isDone()).toBe(true);
   });
 
   it('does not fail with fail-on-regression: false, and passes when nothing gated got worse', async () => {
@@ -307,25 +370,16 @@ describe('mode comment', () => {
       segment: `${i}/1000:${i + 1}/1000`,
     }));
     const { deps, summaries } = setup();
-    let posted = '';
     const scope = nock(API);
     const blob = nockBaseline(scope, makeResult());
-    scope
-      .get(COMMENTS)
-      .query({ per_page: '100' })
-      .reply(200, [])
-      .post(COMMENTS, (b: { body: string }) => {
-        posted = b.body;
-        return true;
-      })
-      .reply(201, comment(81, 'x'));
+    const posted = nockNewComment(scope, 81);
     await report(await inputs(head), deps);
     console.log(
-      `1,000 runners: comment ${posted.length} characters, job summary ${Buffer.byteLength(summaries[0]!)} bytes`,
+      `1,000 runners: comment ${posted().length} characters, job summary ${Buffer.byteLength(summaries[0]!)} bytes`,
     );
-    expect(posted.length).toBeLessThanOrEqual(COMMENT_LIMIT);
-    expect(posted).not.toContain('| 999 |');
-    expect(posted).toContain("Left out to fit GitHub's size limit: runners");
+    expect(posted().length).toBeLessThanOrEqual(COMMENT_LIMIT);
+    expect(posted()).not.toContain('| 999 |');
+    expect(posted()).toContain("Left out to fit GitHub's size limit: runners");
     expect(summaries[0]).toContain('| 999 |');
     expect(scope.isDone()).toBe(true);
     expect(blob.isDone()).toBe(true);
@@ -383,6 +437,10 @@ describe('mode store', () => {
       scriptHash: 'a1b2c3',
     });
     expect(summaries[0]).toContain('stored as the baseline for `master`');
+    // The HTML report travels with the result.
+    expect(uploads[0]!.files['k6-distributed-report.html']).toContain(
+      '<span class="verdict passed">PASSED</span>',
+    );
   });
 });
 
@@ -413,7 +471,8 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     expect(scope.isDone()).toBe(true);
     expect(blob.isDone()).toBe(true);
 
-    // The fork could have written anything into the bundle: links and markdown are not used.
+    // The fork could have written anything into the bundle: links, markdown and its marker are not used.
+    bundle.marker = { workflow: 'release', job: 'deploy', key: 'prod' };
     bundle.input.links.runUrl = 'https://evil.example/phish';
     bundle.input.baseline.run.url = 'https://evil.example/phish';
     const wr = workflowRun(9000, HEAD_SHA, {
@@ -457,14 +516,15 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       'baseline-run-id': '501',
       'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-90`,
     });
-    expect(posted.startsWith('<!-- k6-distributed:report workflow=perf job=load-test key=default -->')).toBe(
+    // The marker: the triggering workflow's name from the event, this job, this step's key.
+    expect(posted.startsWith('<!-- k6-distributed:report workflow=perf job=comment key=default -->')).toBe(
       true,
     );
     expect(posted).not.toContain('evil.example');
     expect(posted).not.toContain('not this');
     expect(posted).toContain(`[workflow run](https://github.com/${OWNER}/${REPO}/actions/runs/9000)`);
     expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
-    expect(posted).toBe(pr.summaries[0]);
+    expect(posted.slice(posted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
     expect(scope2.isDone()).toBe(true);
     expect(blob2.isDone()).toBe(true);
   });

@@ -44,7 +44,13 @@ export function readFileCommands(file: string): Record<string, string> {
 export function startAction(
   entry: string,
   inputs: Record<string, string>,
-  options: { workspace?: string; state?: Record<string, string>; env?: Record<string, string> } = {},
+  options: {
+    workspace?: string;
+    state?: Record<string, string>;
+    env?: Record<string, string>;
+    /** Its own process group, so that a test can signal the group as the runner's cancel does. */
+    detached?: boolean;
+  } = {},
 ): { child: ChildProcess; done: Promise<ActionStep>; workspace: string } {
   const workspace = options.workspace ?? tempDir('k6d-action-');
   const files = {
@@ -69,6 +75,7 @@ export function startAction(
     cwd: workspace,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   const done = collectOutput(child).then(
     ({ code, stdout, stderr }): ActionStep => ({

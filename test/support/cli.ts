@@ -10,6 +10,8 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Output of one CLI run. */
 export interface CliRun {
   code: number | null;
+  /** The signal that ended the CLI, when one did. */
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
   /** The private TMPDIR the CLI ran with: nothing may be left in it. */
@@ -29,19 +31,21 @@ export function tempDir(prefix = 'k6d-test-'): string {
  */
 export function startCli(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
-): { child: ChildProcess; done: Promise<CliRun> } {
+  options: { cwd?: string; env?: Record<string, string>; detached?: boolean } = {},
+): { child: ChildProcess; done: Promise<CliRun>; tmp: string } {
   const tmp = tempDir('k6d-cli-tmp-');
   const cwd = options.cwd ?? tempDir('k6d-cli-cwd-');
+  // detached: the CLI leads its own process group, as in a terminal, where Ctrl-C signals the group.
   const child = spawn(process.execPath, [path.join(ROOT, 'src/cli/bin.ts'), ...args], {
     cwd,
     env: { ...process.env, ...options.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
-  const done = collectOutput(child).then(({ code, stdout, stderr }) => {
-    const out: CliRun = { code, stdout, stderr, tmp };
+  const done = collectOutput(child).then(({ code, signal, stdout, stderr }) => {
+    const out: CliRun = { code, signal, stdout, stderr, tmp };
     const ours = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;
-    const resultArg = ours.indexOf('--out');
+    const resultArg = Math.max(ours.indexOf('--out'), ours.indexOf('-o'));
     const resultPath = path.resolve(
       cwd,
       resultArg >= 0 ? args[resultArg + 1]! : 'k6-distributed-result.json',
@@ -53,13 +57,13 @@ export function startCli(
     }
     return out;
   });
-  return { child, done };
+  return { child, done, tmp };
 }
 
 /** Gathers a child's stdout and stderr; resolves when it has exited and its streams closed. */
 export function collectOutput(
   child: ChildProcess,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d) => {
@@ -68,7 +72,9 @@ export function collectOutput(
   child.stderr?.on('data', (d) => {
     stderr += d;
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
 }
 
 /** Runs the CLI to the end. */

@@ -3,6 +3,8 @@ import { parseGate, parseTolerances } from '../../compare/compare.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput, oneOf } from '../../inputs/values.ts';
+import { SCRIPT_CHANGE_POLICIES } from '../../pr-comment/comment.ts';
+import { parseDashboardUrl } from '../../render/dashboard.ts';
 
 /**
  * The inputs of the `report` action (actions/report/action.yml), read and validated in one place.
@@ -21,9 +23,12 @@ export const INPUT_NAMES = [
   'baseline-workflow',
   'gate',
   'tolerances',
+  'script-change',
   'fail-on-regression',
   'comment-author',
   'retention-days',
+  'history-runs',
+  'dashboard-url',
 ] as const;
 
 /** What the action does; `auto` picks one from the event (see {@link resolveMode}). */
@@ -45,6 +50,7 @@ const schema = z
     'baseline-workflow': z.string().optional(),
     gate: z.string().optional(),
     tolerances: z.string().optional(),
+    'script-change': oneOf(SCRIPT_CHANGE_POLICIES).default('gate'),
     'fail-on-regression': booleanInput.default(DEFAULTS.failOnRegression),
     'comment-author': z.string().default(DEFAULTS.commentAuthor),
     'retention-days': z.coerce
@@ -53,6 +59,13 @@ const schema = z
       .min(1, { error: 'must be 1 to 90 days' })
       .max(90, { error: 'must be 1 to 90 days' })
       .optional(),
+    'history-runs': z.coerce
+      .number({ error: 'must be a whole number of runs' })
+      .int({ error: 'must be a whole number of runs' })
+      .min(0, { error: 'must be 0 to 100 runs' })
+      .max(100, { error: 'must be 0 to 100 runs' })
+      .default(DEFAULTS.historyRuns),
+    'dashboard-url': z.string().optional(),
   } satisfies Record<(typeof INPUT_NAMES)[number], z.ZodType>)
   .transform((v) => ({
     mode: v.mode,
@@ -69,12 +82,23 @@ const schema = z
     /** @throws ConfigurationError `gate: unknown metric …` (thrown through the parse). */
     gate: parseGate(v.gate),
     tolerances: parseTolerances(v.tolerances),
+    /** What a changed script (scriptHash) does to the gate: `gate` keeps it, `ungated` turns it off. */
+    scriptChange: v['script-change'],
     failOnRegression: v['fail-on-regression'],
     /** Login of the account the token comments as. */
     commentAuthor: v['comment-author'],
     /** Retention of uploaded artifacts in days (default: the repository's setting). */
     ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
+    /** How many successful base-branch runs the trend and the noise gate read (0: the baseline alone). */
+    historyRuns: v['history-runs'],
+    /** @throws ConfigurationError `dashboard-url: … is not a URL` (thrown through the parse). */
+    ...optionalDashboard(v['dashboard-url']),
   }));
+
+function optionalDashboard(value: string | undefined): { dashboardUrl?: string } {
+  const url = parseDashboardUrl(value);
+  return url ? { dashboardUrl: url } : {};
+}
 
 /** The validated inputs of the report action. */
 export type ReportActionInputs = z.output<typeof schema>;

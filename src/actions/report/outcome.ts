@@ -1,9 +1,11 @@
 import type { MetricDelta } from '../../compare/compare.ts';
+import { describeNoiseVerdict } from '../../compare/noise.ts';
 import { errorMessage } from '../../errors.ts';
 import type { ArtifactTransfer } from '../../github/artifacts.ts';
 import { type GitHub, httpStatus } from '../../github/client.ts';
 import { type StickyCommentTarget, upsertComment } from '../../github/comments.ts';
 import { type CommentData, describeDelta, type RenderedReport } from '../../pr-comment/comment.ts';
+import type { RenderedScriptsReport, ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
 import type { ActionContext } from './context.ts';
 import type { Mode, ReportActionInputs } from './inputs.ts';
 
@@ -103,7 +105,7 @@ export function judgedOutcome(
   mode: ResolvedMode,
   inputs: Pick<ReportActionInputs, 'failOnRegression'>,
   input: CommentData,
-  rendered: RenderedReport,
+  rendered: Pick<RenderedReport, 'judgement'>,
 ): ReportOutcome {
   const { judgement } = rendered;
   const regressions = judgement.comparison?.regressions ?? [];
@@ -113,7 +115,9 @@ export function judgedOutcome(
     // Errors only when the step fails; the worst come first, at most MAX_ANNOTATIONS.
     level: failing && d.gated ? 'error' : 'warning',
     title: `k6 regression: ${d.label}`,
-    message: `${describeDelta(d)}, beyond the tolerance of ${d.tolerance.relativePct}% and ${d.tolerance.absolute}${d.unit === '/s' ? '/s' : d.unit === 'pp' ? ' pp' : 'ms'}${d.gated && judged ? '' : ' (not gated)'}`,
+    message: d.noise
+      ? `${describeDelta(d)}; outside the base branch's normal range and beyond the tolerances: ${describeNoiseVerdict(d.label, d.noise)}${d.gated && judged ? '' : ' (not gated)'}`
+      : `${describeDelta(d)}, beyond the tolerance of ${d.tolerance.relativePct}% and ${d.tolerance.absolute}${d.unit === '/s' ? '/s' : d.unit === 'pp' ? ' pp' : 'ms'}${d.gated && judged ? '' : ' (not gated)'}`,
   }));
   const run = input.baseline.state === 'found' ? input.baseline.run : undefined;
   const outcome: ReportOutcome = {
@@ -133,6 +137,53 @@ export function judgedOutcome(
     outcome.failure = `performance regressed${against}: ${judgement.comparison!.gatedRegressions.map(describeDelta).join('; ')}`;
   }
   return outcome;
+}
+
+/**
+ * Outputs, annotations and failure of several scripts judged in one report: the overall verdict,
+ * `run-verdict` `failed` when any script failed or has no result, every script's regressions with
+ * its `script`, the first baseline found, annotations titled with their script (at most
+ * {@link MAX_ANNOTATIONS}), and a failure naming each script that regressed.
+ */
+export function scriptsOutcome(
+  mode: ResolvedMode,
+  inputs: Pick<ReportActionInputs, 'failOnRegression'>,
+  parts: ScriptReportData[],
+  rendered: Pick<RenderedScriptsReport, 'judgements' | 'verdict'>,
+  errors: ScriptError[],
+): ReportOutcome {
+  const perScript = parts.map((p, i) =>
+    judgedOutcome(mode, inputs, p.input, { judgement: rendered.judgements[i]! }),
+  );
+  const found = perScript.find((o) => o.outputs['baseline-run-id'] !== '');
+  const failures = perScript.flatMap((o, i) => (o.failure ? [`${parts[i]!.script}: ${o.failure}`] : []));
+  return {
+    outputs: {
+      ...emptyOutputs(mode),
+      verdict: rendered.verdict,
+      'run-verdict': scriptsRunVerdict(
+        parts.map((p) => p.input.head.verdict),
+        errors,
+      ),
+      regressions: JSON.stringify(
+        perScript.flatMap((o, i) =>
+          (JSON.parse(o.outputs.regressions) as object[]).map((r) => ({ script: parts[i]!.script, ...r })),
+        ),
+      ),
+      'baseline-sha': found?.outputs['baseline-sha'] ?? '',
+      'baseline-run-id': found?.outputs['baseline-run-id'] ?? '',
+    },
+    annotations: perScript
+      .flatMap((o, i) => o.annotations.map((a) => ({ ...a, title: `${a.title} (${parts[i]!.script})` })))
+      .slice(0, MAX_ANNOTATIONS),
+    warnings: [],
+    ...(failures.length > 0 ? { failure: failures.join('; ') } : {}),
+  };
+}
+
+/** The `run-verdict` of several scripts: `failed` when any failed its thresholds or has no result. */
+export function scriptsRunVerdict(verdicts: string[], errors: readonly unknown[]): string {
+  return errors.length === 0 && verdicts.every((v) => v === 'passed') ? 'passed' : 'failed';
 }
 
 /**

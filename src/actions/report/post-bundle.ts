@@ -16,42 +16,89 @@ import {
   baselineRunSchema,
   type CommentData,
   commentMarker,
+  defaultTitle,
   renderReportBodies,
 } from '../../pr-comment/comment.ts';
+import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
+import { checkJsonDepth } from '../../result/read-result.ts';
 import { runResultSchema } from '../../result/result.ts';
 import { runUrl } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
-import { emptyOutputs, judgedOutcome, postComment, type ReportDeps, type ReportOutcome } from './outcome.ts';
+import {
+  emptyOutputs,
+  judgedOutcome,
+  postComment,
+  type ReportDeps,
+  type ReportOutcome,
+  scriptsOutcome,
+} from './outcome.ts';
 
 // The `post-bundle` mode: post a fork pull request's report bundle from a `workflow_run` workflow.
 
 const tolerance = z.object({ relativePct: z.number().min(0), absolute: z.number().min(0) });
+/** One report's data in a bundle (CommentData as a fork wrote it: checked, links not kept). */
+const inputSchema = z.object({
+  head: runResultSchema,
+  base: runResultSchema.optional(),
+  baseline: baselineInfoSchema.extend({ run: baselineRunSchema.omit({ url: true }).optional() }),
+  history: z
+    .object({
+      runs: z
+        .array(
+          z.object({
+            run: z.object({
+              id: z.number().int(),
+              sha: z.string().regex(/^[0-9a-f]{7,64}$/),
+              createdAt: z.string().optional(),
+            }),
+            result: runResultSchema,
+          }),
+        )
+        .max(100),
+      requested: z.number().int().min(0).max(100),
+      skipped: z.number().int().min(0),
+    })
+    .optional(),
+  options: z.object({
+    title: z.string().max(200).optional(),
+    gate: z.array(z.string()),
+    tolerances: z.object(
+      Object.fromEntries(METRIC_IDS.map((id) => [id, tolerance])) as Record<
+        (typeof METRIC_IDS)[number],
+        typeof tolerance
+      >,
+    ),
+  }),
+});
+
+/** A script's path in a bundle: what a `script` input line can name. */
+const scriptPath = z.string().min(1).max(500);
+
 const bundleSchema = z.object({
   schema: z.literal('k6-distributed/report-bundle@1'),
   prNumber: z.number().int().positive(),
   headSha: z.string(),
-  marker: z.object({ workflow: z.string(), job: z.string(), key: z.string() }),
-  input: z.object({
-    head: runResultSchema,
-    base: runResultSchema.optional(),
-    baseline: baselineInfoSchema.extend({ run: baselineRunSchema.omit({ url: true }).optional() }),
-    options: z.object({
-      title: z.string().max(200).optional(),
-      gate: z.array(z.string()),
-      tolerances: z.object(
-        Object.fromEntries(METRIC_IDS.map((id) => [id, tolerance])) as Record<
-          (typeof METRIC_IDS)[number],
-          typeof tolerance
-        >,
-      ),
-    }),
-  }),
+  /** What the PR run's report step would have marked; never used: a fork's bundle chooses no comment. */
+  marker: z.object({ workflow: z.string(), job: z.string(), key: z.string() }).optional(),
+  input: inputSchema,
+  /** Several scripts in one step (src/actions/report/scripts.ts): each script's data. */
+  scripts: z
+    .array(z.object({ script: scriptPath, input: inputSchema }))
+    .min(1)
+    .max(100)
+    .optional(),
+  /** Several scripts in one step: those without a result. */
+  errors: z
+    .array(z.object({ script: scriptPath, error: z.string().max(2000) }))
+    .max(100)
+    .optional(),
 });
 
 /**
  * Posts a fork PR's report bundle. The bundle was written by code the PR could change, so it is
  * data only: the PR number is checked against the triggering run, links are rebuilt from the
- * event, and the comment is rendered again here from the results (never the bundle's markdown).
+ * event, the comment's marker is made from the `workflow_run` event and this job (never from the
+ * bundle), and the comment is rendered again here from the results (never the bundle's markdown).
  * This mode never fails the step on a regression: the PR run's own check does.
  */
 export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
@@ -95,29 +142,59 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
     bundle.prNumber,
     log,
   );
-  const b = bundle.input;
-  const { run: baselineRun, ...baseline } = b.baseline;
-  const input: CommentData = {
-    head: b.head,
-    ...(b.base ? { base: b.base } : {}),
-    baseline: {
-      ...baseline,
-      ...(baselineRun ? { run: { ...baselineRun, url: runUrl(ctx, baselineRun.id) } } : {}),
-    },
-    options: {
-      key: inputs.key,
-      gate: parseGate(b.options.gate.join(',') || 'none'),
-      tolerances: b.options.tolerances,
-      ...(b.options.title ? { title: b.options.title } : {}),
-    },
-    links: { runUrl: wr.html_url ?? runUrl(ctx, wr.id), headSha: wr.head_sha },
+  const wrLinks = { runUrl: wr.html_url ?? runUrl(ctx, wr.id), headSha: wr.head_sha };
+  /** A report's data as this (trusted) workflow renders it: links rebuilt, policy and dashboard its own. */
+  const trusted = (b: z.infer<typeof inputSchema>): CommentData => {
+    const { run: baselineRun, ...baseline } = b.baseline;
+    return {
+      head: b.head,
+      ...(b.base ? { base: b.base } : {}),
+      baseline: {
+        ...baseline,
+        ...(baselineRun ? { run: { ...baselineRun, url: runUrl(ctx, baselineRun.id) } } : {}),
+      },
+      ...(b.history ? { history: b.history } : {}),
+      options: {
+        key: inputs.key,
+        gate: parseGate(b.options.gate.join(',') || 'none'),
+        tolerances: b.options.tolerances,
+        // The policy of this (trusted) workflow, not of the bundle.
+        scriptChange: inputs.scriptChange,
+        ...(b.options.title ? { title: b.options.title } : {}),
+        // This step's own input, never the bundle's: the link is not the fork's to choose.
+        ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
+      },
+      links: wrLinks,
+    };
   };
-  const marker = commentMarker({ workflow: bundle.marker.workflow, job: bundle.marker.job, key: inputs.key });
-  const rendered = renderReportBodies(input, marker);
-  await deps.writeSummary(rendered.summary.text);
-  const judged = judgedOutcome('post-bundle', { failOnRegression: false }, input, rendered);
-  Object.assign(outcome.outputs, judged.outputs);
-  outcome.annotations = judged.annotations;
+  // Which comment to update comes from the trusted side only: the triggering workflow's name as
+  // GitHub reports it, this job, and this step's key; never from the bundle, which a fork wrote.
+  const marker = commentMarker({ workflow: wr.name ?? 'workflow_run', job: ctx.job, key: inputs.key });
+  let body: string;
+  if (bundle.scripts) {
+    // Several scripts: one comment with a section per script, rendered again from their data.
+    const parts = bundle.scripts.map((p) => ({ script: p.script, input: trusted(p.input) }));
+    const errors = bundle.errors ?? [];
+    const rendered = renderScriptsReportBodies(
+      parts,
+      errors,
+      marker,
+      parts[0]!.input.options.title ?? defaultTitle(inputs.key),
+    );
+    await deps.writeSummary(rendered.summary.text);
+    const judged = scriptsOutcome('post-bundle', { failOnRegression: false }, parts, rendered, errors);
+    Object.assign(outcome.outputs, judged.outputs);
+    outcome.annotations = judged.annotations;
+    body = rendered.comment.text;
+  } else {
+    const input = trusted(bundle.input);
+    const rendered = renderReportBodies(input, marker);
+    await deps.writeSummary(rendered.summary.text);
+    const judged = judgedOutcome('post-bundle', { failOnRegression: false }, input, rendered);
+    Object.assign(outcome.outputs, judged.outputs);
+    outcome.annotations = judged.annotations;
+    body = rendered.comment.text;
+  }
   if (!found) {
     outcome.warnings.push(
       `no open pull request has head ${wr.head_sha} (run ${wr.id}): nothing to comment on`,
@@ -128,7 +205,7 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
   await postComment(
     gh,
     { owner: ctx.owner, repo: ctx.repo, issueNumber: found.number, marker, author: inputs.commentAuthor },
-    rendered.comment.text,
+    body,
     outcome,
     log,
     'give this workflow "permissions: pull-requests: write"',
@@ -143,6 +220,7 @@ async function readBundle(file: string, what: string): Promise<z.infer<typeof bu
   } catch (error) {
     throw new Error(`${what}: cannot read ${BUNDLE_JSON_FILE} (${errorMessage(error)})`);
   }
+  checkJsonDepth(json, what);
   const parsed = bundleSchema.safeParse(json);
   if (!parsed.success) {
     throw new Error(`${what} is not a report bundle (${firstIssue(parsed.error)})`);

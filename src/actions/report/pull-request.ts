@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../../errors.ts';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
   BUNDLE_MARKDOWN_FILE,
@@ -6,16 +6,20 @@ import {
   bundleArtifactName,
   uploadFiles,
 } from '../../github/artifacts.ts';
-import { findBaseline } from '../../github/baseline.ts';
+import { findBaseline, findHistory } from '../../github/baseline.ts';
 import type { GitHub } from '../../github/client.ts';
 import {
+  type BaseHistory,
   type BaselineInfo,
   type CommentData,
   commentMarker,
+  type Fitted,
+  type Judgement,
   type MarkerKey,
-  type RenderedReport,
   renderReportBodies,
 } from '../../pr-comment/comment.ts';
+import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
+import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import { readRunResult } from '../../result/read-result.ts';
 import type { RunResult } from '../../result/result.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
@@ -40,7 +44,66 @@ export interface ReportBundle {
   marker: MarkerKey;
   /** The verdict computed in the PR run (post-bundle computes it again). */
   verdict: string;
+  /** The report's data; with several scripts, the first script's (a reader of one result posts it). */
   input: CommentData;
+  /** Several scripts in one step: each script's report data, in run order. */
+  scripts?: ScriptReportData[];
+  /** Several scripts in one step: those without a result. */
+  errors?: ScriptError[];
+}
+
+/**
+ * Delivers a pull request's report: mode `comment` creates or updates the sticky comment of
+ * `marker` (`comment-url`); mode `bundle` uploads the report bundle of `inputs.key` with `data`
+ * and the rendered body for a person to read (`artifact-id`).
+ * @param data what the bundle carries besides where it belongs.
+ */
+export async function deliverReport(
+  mode: 'comment' | 'bundle',
+  inputs: Pick<ReportActionInputs, 'key' | 'retentionDays' | 'commentAuthor'>,
+  deps: ReportDeps,
+  pr: PullRequestRef,
+  body: string,
+  outcome: ReportOutcome,
+  data: Pick<ReportBundle, 'verdict' | 'input' | 'scripts' | 'errors'>,
+): Promise<void> {
+  const { ctx, log } = deps;
+  const marker: MarkerKey = { workflow: ctx.workflow, job: ctx.job, key: inputs.key };
+  if (mode === 'comment') {
+    await postComment(
+      deps.gh,
+      {
+        owner: ctx.owner,
+        repo: ctx.repo,
+        issueNumber: pr.number,
+        marker: commentMarker(marker),
+        author: inputs.commentAuthor,
+      },
+      body,
+      outcome,
+      log,
+      "a fork's pull request gets a read-only token; the report is in the job summary, and mode bundle with a workflow_run workflow in mode post-bundle posts it as a comment",
+    );
+    return;
+  }
+  const bundle: ReportBundle = {
+    schema: 'k6-distributed/report-bundle@1',
+    repository: `${ctx.owner}/${ctx.repo}`,
+    prNumber: pr.number,
+    headSha: pr.headSha,
+    marker,
+    ...data,
+  };
+  const name = bundleArtifactName(inputs.key);
+  const uploaded = await uploadFiles(
+    deps.transfer,
+    name,
+    { [BUNDLE_JSON_FILE]: `${JSON.stringify(bundle)}\n`, [BUNDLE_MARKDOWN_FILE]: body },
+    await deps.tempDir('k6d-bundle-'),
+    inputs.retentionDays,
+  );
+  log(`wrote the report bundle ${name} (artifact ${uploaded.id ?? '?'}) for pull request #${pr.number}`);
+  outcome.outputs['artifact-id'] = uploaded.id === undefined ? '' : String(uploaded.id);
 }
 
 export async function compareOnPullRequest(
@@ -54,76 +117,62 @@ export async function compareOnPullRequest(
     throw new ConfigurationError(
       `mode: ${mode} needs a pull_request event, not ${ctx.eventName} (use store on pushes, post-bundle on workflow_run)`,
     );
+  const input = await commentData(inputs, deps, pr);
+  const marker: MarkerKey = { workflow: ctx.workflow, job: ctx.job, key: inputs.key };
+  const rendered = renderReportBodies(input, commentMarker(marker));
+  await deps.writeSummary(rendered.summary.text);
+  await writeComparedHtml(inputs.resultPath, input, rendered.judgement, log);
+  log(
+    `report: ${rendered.judgement.verdict}; comment ${rendered.comment.text.length} characters${droppedNote(rendered.comment)}`,
+  );
+
+  const outcome = judgedOutcome(mode, inputs, input, rendered);
+  await deliverReport(mode, inputs, deps, pr, rendered.comment.text, outcome, {
+    verdict: rendered.judgement.verdict,
+    input,
+  });
+  return outcome;
+}
+
+/**
+ * What a pull request's report is made from: this run's result (`inputs.resultPath`), the baseline
+ * of `inputs.key` on the base branch (or the `baseline` file) and its history, and the options.
+ * @throws Error when the result cannot be read, or a REST call fails beyond its retries.
+ */
+export async function commentData(
+  inputs: ReportActionInputs,
+  deps: ReportDeps,
+  pr: PullRequestRef,
+): Promise<CommentData> {
   const head = await readRunResult(inputs.resultPath, 'result');
-  const { baseline, base } = await baselineFor(inputs, deps, pr);
-  const input: CommentData = {
+  const { baseline, base, history } = await baselineFor(inputs, deps, pr);
+  return {
     head,
     ...(base ? { base } : {}),
     baseline,
+    ...(history ? { history } : {}),
     options: {
       key: inputs.key,
       gate: inputs.gate,
       tolerances: inputs.tolerances,
+      scriptChange: inputs.scriptChange,
       ...(inputs.title ? { title: inputs.title } : {}),
+      ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
     },
-    links: { runUrl: runUrl(ctx, ctx.workflowRunId), headSha: pr.headSha },
+    links: { runUrl: runUrl(deps.ctx, deps.ctx.workflowRunId), headSha: pr.headSha },
   };
-  const marker: MarkerKey = { workflow: ctx.workflow, job: ctx.job, key: inputs.key };
-  const rendered = renderReportBodies(input, commentMarker(marker));
-  await deps.writeSummary(rendered.summary.text);
-  log(
-    `report: ${rendered.judgement.verdict}; comment ${rendered.comment.text.length} characters${droppedNote(rendered)}`,
-  );
-
-  const outcome = judgedOutcome(mode, inputs, input, rendered);
-  if (mode === 'comment') {
-    await postComment(
-      deps.gh,
-      {
-        owner: ctx.owner,
-        repo: ctx.repo,
-        issueNumber: pr.number,
-        marker: commentMarker(marker),
-        author: inputs.commentAuthor,
-      },
-      rendered.comment.text,
-      outcome,
-      log,
-      "a fork's pull request gets a read-only token; the report is in the job summary, and mode bundle with a workflow_run workflow in mode post-bundle posts it as a comment",
-    );
-  } else {
-    const bundle: ReportBundle = {
-      schema: 'k6-distributed/report-bundle@1',
-      repository: `${ctx.owner}/${ctx.repo}`,
-      prNumber: pr.number,
-      headSha: pr.headSha,
-      marker,
-      verdict: rendered.judgement.verdict,
-      input,
-    };
-    const name = bundleArtifactName(inputs.key);
-    const uploaded = await uploadFiles(
-      deps.transfer,
-      name,
-      { [BUNDLE_JSON_FILE]: `${JSON.stringify(bundle)}\n`, [BUNDLE_MARKDOWN_FILE]: rendered.comment.text },
-      await deps.tempDir('k6d-bundle-'),
-      inputs.retentionDays,
-    );
-    log(`wrote the report bundle ${name} (artifact ${uploaded.id ?? '?'}) for pull request #${pr.number}`);
-    outcome.outputs['artifact-id'] = uploaded.id === undefined ? '' : String(uploaded.id);
-  }
-  return outcome;
 }
 
-function droppedNote(r: RenderedReport): string {
-  return r.comment.dropped.length > 0 ? ` (left out: ${r.comment.dropped.join(', ')})` : '';
+/** ` (left out: …)` for the log when the comment left sections out, else ''. */
+export function droppedNote(comment: Fitted): string {
+  return comment.dropped.length > 0 ? ` (left out: ${comment.dropped.join(', ')})` : '';
 }
 
 async function baselineFor(
   inputs: ReportActionInputs,
   deps: ReportDeps,
   pr: PullRequestRef,
-): Promise<{ baseline: BaselineInfo; base?: RunResult }> {
+): Promise<{ baseline: BaselineInfo; base?: RunResult; history?: BaseHistory }> {
   if (inputs.baselinePath) {
     const base = await readRunResult(inputs.baselinePath, 'baseline');
     return {
@@ -134,24 +183,70 @@ async function baselineFor(
   const { gh, ctx } = deps;
   const workflowId =
     inputs.baselineWorkflow ?? workflowFileFromRef(ctx.workflowRef) ?? (await currentWorkflowId(gh, ctx));
-  const lookup = await findBaseline(
+  const query = {
+    owner: ctx.owner,
+    repo: ctx.repo,
+    workflowId,
+    branch: pr.baseRef,
+    ...(pr.baseSha ? { baseSha: pr.baseSha } : {}),
+    headSha: pr.headSha,
+    currentRunId: ctx.workflowRunId,
+    artifactName: baselineArtifactName(inputs.key),
+    token: deps.token,
+    dir: await deps.tempDir('k6d-baseline-'),
+    historyRuns: inputs.historyRuns,
+  };
+  const lookup = await findBaseline(gh, deps.transfer, query, deps.log);
+  const found = { baseline: lookup.info, ...(lookup.result ? { base: lookup.result } : {}) };
+  // The history helps only next to a baseline (an expired newest baseline means older ones are gone).
+  if (inputs.historyRuns === 0 || !lookup.result || !lookup.info.run) return found;
+  const known = [{ runId: lookup.info.run.id, result: lookup.result }];
+  const history = await findHistory(
     gh,
     deps.transfer,
-    {
-      owner: ctx.owner,
-      repo: ctx.repo,
-      workflowId,
-      branch: pr.baseRef,
-      ...(pr.baseSha ? { baseSha: pr.baseSha } : {}),
-      headSha: pr.headSha,
-      currentRunId: ctx.workflowRunId,
-      artifactName: baselineArtifactName(inputs.key),
-      token: deps.token,
-      dir: await deps.tempDir('k6d-baseline-'),
-    },
+    { ...query, dir: await deps.tempDir('k6d-history-') },
+    lookup.newest,
+    inputs.historyRuns,
+    known,
     deps.log,
   );
-  return { baseline: lookup.info, ...(lookup.result ? { base: lookup.result } : {}) };
+  deps.log(`history: ${history.runs.length} of ${inputs.historyRuns} runs read, ${history.skipped} skipped`);
+  return {
+    ...found,
+    history: {
+      runs: history.runs.map(({ run, result }) => ({
+        run: { id: run.id, sha: run.sha, createdAt: run.createdAt },
+        result,
+      })),
+      requested: inputs.historyRuns,
+      skipped: history.skipped,
+    },
+  };
+}
+
+/**
+ * Writes the HTML report next to the result again, now with the comparison with the baseline
+ * (the run wrote it without one). A failure is a log line: the comment does not depend on it.
+ */
+export async function writeComparedHtml(
+  resultPath: string,
+  input: CommentData,
+  judgement: Judgement,
+  log: (line: string) => void,
+): Promise<void> {
+  const file = htmlReportPath(resultPath);
+  const run = input.baseline.run;
+  try {
+    await writeHtmlReport(file, {
+      result: input.head,
+      ...(judgement.comparison ? { comparison: judgement.comparison } : {}),
+      ...(run ? { baselineLabel: `${input.baseline.branch ?? 'base'} @ ${run.sha.slice(0, 7)}` } : {}),
+      ...(input.options.dashboardUrl ? { dashboardUrl: input.options.dashboardUrl } : {}),
+    });
+    log(`HTML report with the comparison written to ${file}`);
+  } catch (error) {
+    log(`could not write the HTML report ${file}: ${errorMessage(error)}`);
+  }
 }
 
 async function currentWorkflowId(gh: GitHub, ctx: ActionContext): Promise<number> {

@@ -1,12 +1,14 @@
 import {
   BASELINE_METADATA_FILE,
   baselineArtifactName,
+  HTML_REPORT_FILE,
   RESULT_FILE,
   uploadFiles,
 } from '../../github/artifacts.ts';
 import type { BaselineMetadata } from '../../github/baseline.ts';
 import { defaultTitle } from '../../pr-comment/comment.ts';
 import { inlineCode } from '../../render/format.ts';
+import { renderHtmlReport } from '../../render/html/report.ts';
 import { renderReport } from '../../render/markdown.ts';
 import { readRunResult } from '../../result/read-result.ts';
 import type { ReportActionInputs } from './inputs.ts';
@@ -37,7 +39,12 @@ export async function store(inputs: ReportActionInputs, deps: ReportDeps): Promi
   };
   const title = inputs.title ?? defaultTitle(inputs.key);
   const stored = `_This result is stored as the baseline for ${inlineCode(branchOf(ctx.ref))} (artifact \`${name}\`): pull requests into it are compared with it._`;
-  await deps.writeSummary(`${renderReport(head, { title })}\n${stored}\n`);
+  const options = {
+    title,
+    charts: true,
+    ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
+  };
+  await deps.writeSummary(`${renderReport(head, options)}\n${stored}\n`);
   const dir = await deps.tempDir('k6d-baseline-');
   const uploaded = await uploadFiles(
     deps.transfer,
@@ -45,6 +52,12 @@ export async function store(inputs: ReportActionInputs, deps: ReportDeps): Promi
     {
       [RESULT_FILE]: `${JSON.stringify(head, null, 2)}\n`,
       [BASELINE_METADATA_FILE]: `${JSON.stringify(metadata, null, 2)}\n`,
+      // The self-contained report, to open from the run's artifacts.
+      [HTML_REPORT_FILE]: renderHtmlReport({
+        result: head,
+        title,
+        ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
+      }),
     },
     dir,
     inputs.retentionDays,

@@ -1,12 +1,13 @@
 import * as core from '@actions/core';
 import { ConfigurationError } from '../../errors.ts';
-import { renderReport } from '../../render/markdown.ts';
-import type { RunResult } from '../../result/result.ts';
+import { expandScripts } from '../../inputs/scripts.ts';
 import { applyOutcome, failStep, reportDeps, writeSummary } from '../common/step.ts';
 import { actionContext } from '../report/context.ts';
-import type { ReportOutputs } from '../report/outcome.ts';
-import { report, resolveMode } from '../report/report.ts';
-import { run as runStep } from '../run/runner.ts';
+import type { ReportActionInputs } from '../report/inputs.ts';
+import type { ReportDeps, ReportOutcome, ReportOutputs } from '../report/outcome.ts';
+import { report as reportOne, resolveMode } from '../report/report.ts';
+import { reportScripts } from '../report/scripts.ts';
+import { type RunStepOutcome, run as runStep } from '../run/runner.ts';
 import { type MainInputs, readMainInputs } from './inputs.ts';
 
 /**
@@ -33,22 +34,51 @@ function setReportOutputs(outputs?: ReportOutputs): void {
     core.setOutput(to, outputs?.[from] ?? (from === 'regressions' ? '[]' : ''));
 }
 
-/** Reads every input and refuses a report mode that cannot follow a run. */
-function readInputs(): MainInputs {
+/**
+ * Reads every input and refuses a report mode that cannot follow a run, and one `baseline` file
+ * for several scripts (each is compared with its own stored baseline).
+ */
+async function readInputs(): Promise<MainInputs> {
   const inputs = readMainInputs((name) => core.getInput(name));
   if (inputs.report && resolveMode(inputs.report.mode, actionContext()) === 'post-bundle') {
     throw new ConfigurationError(
       'mode: post-bundle posts the report bundle of another run and runs no test; use actions/report in the workflow_run workflow',
     );
   }
+  if (
+    inputs.report?.baselinePath &&
+    (await expandScripts(core.getInput('script'), process.cwd())).length > 1
+  ) {
+    throw new ConfigurationError(
+      'baseline: one result file cannot be the baseline of several scripts; leave it empty to compare each script with its own stored baseline',
+    );
+  }
   return inputs;
+}
+
+/**
+ * The report of the run: of its one result (actions/report's logic), or of several scripts
+ * (src/actions/report/scripts.ts: one comment with a section per script, each script compared
+ * with its own baseline).
+ */
+function reportOf(report: ReportActionInputs, deps: ReportDeps, ran: RunStepOutcome): Promise<ReportOutcome> {
+  if (ran.runs.length === 1) return reportOne(report, deps);
+  return reportScripts(
+    report,
+    deps,
+    ran.runs.map((r) => ({
+      script: r.script,
+      resultPath: r.resultPath,
+      ...(r.result ? {} : { error: r.error ?? 'no result' }),
+    })),
+  );
 }
 
 /** The step. Never throws: failures end in `core.setFailed` with one line. */
 export async function run(): Promise<void> {
   let inputs: MainInputs;
   try {
-    inputs = readInputs();
+    inputs = await readInputs();
   } catch (error) {
     failStep(error, 'k6 distributed run failed');
     setReportOutputs();
@@ -64,20 +94,22 @@ export async function run(): Promise<void> {
   process.on('SIGTERM', onSignal);
   // The run's runner reads the same inputs (core.getInput). When the report runs, it writes the
   // job summary (the comparison includes the run's report), so the run does not write it too.
-  let result: RunResult | undefined;
+  let ran: RunStepOutcome | undefined;
   try {
-    result = await runStep(inputs.report ? { jobSummary: false } : {});
+    ran = await runStep(inputs.report ? { jobSummary: false } : {});
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+  cancelled ||= ran?.cancelled ?? false;
+  const withResult = ran?.runs.some((r) => r.result) ?? false;
 
-  if (!inputs.report || !result || cancelled) {
+  if (!inputs.report || !ran || !withResult || cancelled) {
     if (inputs.report)
       core.info(
         cancelled ? 'report: skipped, the run was cancelled' : 'report: skipped, the run wrote no result',
       );
-    if (inputs.report && result && inputs.jobSummary) await writeSummary(renderReport(result));
+    if (inputs.report && ran && inputs.jobSummary) await writeSummary(ran.summary);
     setReportOutputs();
     return;
   }
@@ -85,19 +117,17 @@ export async function run(): Promise<void> {
   let summaryWritten = false;
   try {
     const jobSummary = inputs.jobSummary;
-    const outcome = await report(
-      inputs.report,
-      reportDeps(inputs.report.token, actionContext(), async (markdown) => {
-        if (!jobSummary) return;
-        await writeSummary(markdown);
-        summaryWritten = true;
-      }),
-    );
+    const deps = reportDeps(inputs.report.token, actionContext(), async (markdown) => {
+      if (!jobSummary) return;
+      await writeSummary(markdown);
+      summaryWritten = true;
+    });
+    const outcome = await reportOf(inputs.report, deps, ran);
     setReportOutputs(outcome.outputs);
     applyOutcome(outcome);
   } catch (error) {
     // The run's report still reaches the job summary when the comparison could not be made.
-    if (!summaryWritten && inputs.jobSummary) await writeSummary(renderReport(result));
+    if (!summaryWritten && inputs.jobSummary) await writeSummary(ran.summary);
     setReportOutputs();
     failStep(error, 'report failed');
   }

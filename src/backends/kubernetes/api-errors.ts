@@ -1,3 +1,4 @@
+import isNetworkError from 'is-network-error';
 import { ConfigurationError, errorMessage, RunError } from '../../errors.ts';
 
 /**
@@ -48,10 +49,19 @@ export const FIELD_INPUTS: ReadonlyArray<[field: RegExp, input: string]> = [
   [/\benv\b/, 'env'],
 ];
 
-/** The HTTP status of an API error; `undefined` for a network error. */
+/**
+ * The HTTP status of an API error; `undefined` for a network error or a timeout (a `DOMException`
+ * has a numeric `code` too, which is not an HTTP status).
+ */
 export function apiStatus(error: unknown): number | undefined {
+  if (error instanceof DOMException) return undefined;
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
+  return typeof code === 'number' && code >= 100 && code < 600 ? code : undefined;
+}
+
+/** Whether `error` is a request abandoned after its timeout (`AbortSignal.timeout`). */
+export function isTimeout(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 /** The API's own message (`Status.message` of the body) when there is one, else the error's first line. */
@@ -68,10 +78,29 @@ export function apiErrorMessage(error: unknown): string {
   return errorMessage(error).split('\n')[0]!;
 }
 
-/** The class of an API error: by status from {@link API_ERRORS}; a network error is transient. */
+/** Node's error codes of a connection that failed or broke (`err.code`, also on fetch's `cause`). */
+const NETWORK_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|UND_ERR_\w+)$/;
+
+/**
+ * Whether `error` is a connection that failed, broke or timed out: fetch's network `TypeError`
+ * (`is-network-error`), a timeout, or a Node socket error code on the error or its `cause`.
+ */
+export function isNetworkFailure(error: unknown): boolean {
+  if (isNetworkError(error) || isTimeout(error)) return true;
+  const codes = [error, (error as { cause?: unknown } | null)?.cause].map(
+    (e) => (e as { code?: unknown } | null)?.code,
+  );
+  return codes.some((code) => typeof code === 'string' && NETWORK_CODES.test(code));
+}
+
+/**
+ * The class of an API error: by status from {@link API_ERRORS}; a network failure or a timeout is
+ * transient; anything else without a status (e.g. the client refusing a kubeconfig) is `other`.
+ */
 export function classifyApiError(error: unknown): ApiErrorClass {
   const status = apiStatus(error);
-  if (status === undefined) return 'transient';
+  if (status === undefined) return isNetworkFailure(error) ? 'transient' : 'other';
   return API_ERRORS[status]?.class ?? 'other';
 }
 
@@ -86,7 +115,11 @@ export function apiError(error: unknown, doing: string): RunError {
   const message = apiErrorMessage(error);
   const what =
     status === undefined
-      ? 'network: the API server could not be reached; retry later'
+      ? isTimeout(error)
+        ? 'timeout: the API server did not answer in time; retry later'
+        : isNetworkFailure(error)
+          ? 'network: the API server could not be reached; retry later'
+          : 'the request could not be sent'
       : `${status}${API_ERRORS[status] ? `: ${API_ERRORS[status].meaning}` : ''}`;
   const line = `${doing} failed (${what}): ${message}`;
   if (classifyApiError(error) !== 'configuration') return new RunError('start', line);

@@ -4,11 +4,21 @@ import https from 'node:https';
 import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
-import { K6_STATUS, type K6Status, type RunnerApi, type RunnerRequest, runnerApi } from '../../k6/rest.ts';
+import {
+  K6_STATUS,
+  type K6Status,
+  parseBody,
+  REST_TIMEOUT_MS,
+  type RunnerApi,
+  RunnerHttpError,
+  type RunnerRequest,
+  runnerApi,
+} from '../../k6/rest.ts';
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
-import { apiError, apiErrorMessage } from './api-errors.ts';
+import { DEFAULT_RETRY, makeClient, retrying } from './api-client.ts';
+import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
 import {
   archiveConfigMap,
   CONTAINERS,
@@ -60,6 +70,42 @@ export interface KubernetesBackendOptions extends PodOptions {
   log: Logger;
 }
 
+/** How long a followed log of a disrupted runner may take: its Pod's grace period (30 s) and a margin, in ms. */
+const FOLLOW_TIMEOUT_MS = 60_000;
+/**
+ * How long after a taken-away Pod's grace period its node may stay silent before the runner is
+ * taken for lost, in ms.
+ */
+const LOST_AFTER_MS = 10_000;
+/** Starts and stops through the pod proxy: a few quick retries (the start skew counts). */
+const PATCH_RETRY = { retries: 3, maxRetryTimeMs: 10_000 };
+
+/** A log follow that failed at once is sent again quickly: the Pod may go soon after. */
+const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
+
+/**
+ * How long a runner's log follow runs before its Pod is deleted to end its linger, in ms: long
+ * enough for a follow refused at once (a 503) to be sent again and take hold.
+ */
+const FOLLOW_SETTLE_MS = 1_500;
+
+/**
+ * Creates an object, retrying transient API errors. When a retried create finds the object there
+ * (409: an earlier attempt got through but its answer was lost), `read` gives it.
+ */
+async function createOrRead<T>(create: () => Promise<T>, read: () => Promise<T>): Promise<T> {
+  let attempts = 0;
+  return retrying(async () => {
+    attempts++;
+    try {
+      return await create();
+    } catch (error) {
+      if (attempts > 1 && apiStatus(error) === 409) return read();
+      throw error;
+    }
+  });
+}
+
 /** How many API requests of one kind the backend sends at once (creating Jobs, deleting Pods). */
 const API_CONCURRENCY = 16;
 
@@ -107,6 +153,8 @@ export class KubernetesBackend implements Backend {
   private created = false;
   private runnerCount = 0;
   private readonly exits = new Map<number, RunnerExit>();
+  /** Runners whose node went away with them (see {@link lostOf}): their logs cannot be read. */
+  private readonly lost = new Set<number>();
   /** Logs of disrupted runners, read to the end as their Pods go away. */
   private readonly savedLogs = new Map<number, Promise<string>>();
   private cleanedUp = false;
@@ -116,11 +164,16 @@ export class KubernetesBackend implements Backend {
    * out on a warm TLS connection and the start skew is not a spread of handshakes.
    */
   private readonly agent = new https.Agent({ keepAlive: true, timeout: 120_000, maxSockets: Infinity });
+  /** Aborts the followed logs of disrupted runners at cleanup (a node that is gone never ends them). */
+  private readonly closing = new AbortController();
+  /** Follows logs: a Pod's grace period (30 s) and a margin, then the request is abandoned. */
+  private readonly follower: CoreV1Api;
 
   constructor(options: KubernetesBackendOptions) {
     this.o = options;
-    this.core = options.kc.makeApiClient(CoreV1Api);
-    this.batch = options.kc.makeApiClient(BatchV1Api);
+    this.core = makeClient(options.kc, CoreV1Api);
+    this.batch = makeClient(options.kc, BatchV1Api);
+    this.follower = makeClient(options.kc, CoreV1Api, FOLLOW_TIMEOUT_MS, this.closing.signal);
   }
 
   /** Checks the credentials' permissions before anything is created. */
@@ -141,15 +194,17 @@ export class KubernetesBackend implements Backend {
     const spec = { ...this.o, plan };
     this.pods = new RunnerPods(this.o.kc, namespace, runId, log);
     this.created = true;
-    let configMap: Awaited<ReturnType<CoreV1Api['createNamespacedConfigMap']>>;
     try {
-      configMap = await this.core.createNamespacedConfigMap({
-        namespace,
-        body: archiveConfigMap(spec, archive),
-      });
+      const configMap = await createOrRead(
+        () => this.core.createNamespacedConfigMap({ namespace, body: archiveConfigMap(spec, archive) }),
+        () => this.core.readNamespacedConfigMap({ namespace, name: runName(runId) }),
+      );
       const owner = { name: runName(runId), uid: configMap.metadata!.uid! };
       await eachLimited(plan.runners, API_CONCURRENCY, async (runner) => {
-        await this.batch.createNamespacedJob({ namespace, body: runnerJob(spec, runner, owner) });
+        await createOrRead(
+          () => this.batch.createNamespacedJob({ namespace, body: runnerJob(spec, runner, owner) }),
+          async () => undefined,
+        );
       });
       await this.pods.start();
     } catch (error) {
@@ -163,13 +218,22 @@ export class KubernetesBackend implements Backend {
 
   private runner(index: number): Runner {
     const pods = this.pods!;
+    const api = this.runnerApi(index);
     const exited = new Promise<RunnerExit>((resolve) => {
       const unschedulableSince = { at: 0 };
+      const lostSince = { at: 0 };
       const check = () => {
         const state = pods.state(index);
         if ((state.kind === 'running' || state.kind === 'ended') && state.disruption)
           this.saveLog(index, state.pod);
-        const exit = this.exitOf(index, state, unschedulableSince);
+        if (state.kind === 'running' && state.disruption) lostSince.at ||= Date.now();
+        const lost = this.lostOf(index, state, lostSince.at);
+        if (lost) {
+          this.lost.add(index);
+          // Its k6 may still run on the silent node: the pod proxy reaches the Pod's IP directly.
+          api.stop().catch(() => {});
+        }
+        const exit = this.exitOf(index, state, unschedulableSince) ?? lost;
         if (exit) {
           this.exits.set(index, exit);
           off();
@@ -185,30 +249,48 @@ export class KubernetesBackend implements Backend {
     });
     return {
       index,
-      api: this.runnerApi(index),
+      api,
       exited,
       kill: async () => {
         const state = pods.state(index);
         if (state.kind !== 'none') {
           pods.deleting.add(state.pod);
-          await this.core
-            .deleteNamespacedPod({ name: state.pod, namespace: this.o.namespace, gracePeriodSeconds: 0 })
-            .catch(() => {});
+          await retrying(() =>
+            this.core.deleteNamespacedPod({
+              name: state.pod,
+              namespace: this.o.namespace,
+              gracePeriodSeconds: 0,
+            }),
+          ).catch((error: unknown) =>
+            this.o.log.warning(
+              `runner ${index}: deleting Pod ${state.pod} failed: ${apiErrorMessage(error)}`,
+            ),
+          );
         }
         await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      },
+      terminate: async () => {
+        // Deleting the Pod with its grace period sends k6 SIGTERM, which ends its --linger; k6 then
+        // writes its summary export to the log, which is followed to the end first (the Pod object
+        // goes once the container ended). Marked as ours, so it is not a disruption.
+        const state = pods.state(index);
+        if (state.kind !== 'running') return;
+        const log = this.saveLog(index, state.pod);
+        pods.deleting.add(state.pod);
+        pods.terminated.add(state.pod);
+        // The log is followed before the Pod is deleted, so that what k6 writes on SIGTERM (its
+        // summary) is read: a follow that failed at once (a 503) is sent again first.
+        await Promise.race([log.catch(() => {}), new Promise((r) => setTimeout(r, FOLLOW_SETTLE_MS))]);
+        await this.core.deleteNamespacedPod({ name: state.pod, namespace: this.o.namespace }).catch(() => {});
       },
       collect: async () => {
         const state = pods.state(index);
         if (state.kind === 'none') return { logTail: '' };
         const nodeName = pods.pods.get(index)?.spec?.nodeName;
         const node = nodeName ? { node: nodeName } : {};
+        if (this.lost.has(index)) return { logTail: '', unreadable: `its node ${nodeName} is gone`, ...node };
         try {
-          const log = await (this.savedLogs.get(index) ??
-            this.core.readNamespacedPodLog({
-              name: state.pod,
-              namespace: this.o.namespace,
-              container: CONTAINERS.k6,
-            }));
+          const log = await this.readLog(index, state.pod);
           const { summary, rest } = extractSummary(log);
           // k6's own log lines; its end-of-test text summary (every line indented) is left out.
           const logTail = rest
@@ -218,10 +300,8 @@ export class KubernetesBackend implements Backend {
             .join('\n');
           return summary === undefined ? { logTail, ...node } : { summary, logTail, ...node };
         } catch (error) {
-          return {
-            logTail: `(the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)})`,
-            ...node,
-          };
+          const unreadable = `the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)}`;
+          return { logTail: `(${unreadable})`, unreadable, ...node };
         }
       },
     };
@@ -231,20 +311,62 @@ export class KubernetesBackend implements Backend {
    * A disrupted runner's Pod goes away soon after its k6 container ends: its log (with the summary
    * k6 wrote on SIGTERM) is followed to the end from the moment the disruption shows.
    */
-  private saveLog(index: number, pod: string): void {
-    if (this.savedLogs.has(index)) return;
-    const log = this.core
-      .readNamespacedPodLog({
+  private saveLog(index: number, pod: string): Promise<string> {
+    const saved = this.savedLogs.get(index);
+    if (saved) return saved;
+    const follow = () =>
+      this.follower.readNamespacedPodLog({
         name: pod,
         namespace: this.o.namespace,
         container: CONTAINERS.k6,
         follow: true,
-      })
-      .catch(() =>
-        this.core.readNamespacedPodLog({ name: pod, namespace: this.o.namespace, container: CONTAINERS.k6 }),
-      );
+      });
+    const log = retrying(follow, FOLLOW_RETRY, this.closing.signal).catch((error: unknown) => {
+      if (this.closing.signal.aborted) throw error;
+      return this.plainLog(pod);
+    });
     log.catch(() => {});
     this.savedLogs.set(index, log);
+    return log;
+  }
+
+  /** The k6 container's log of `pod`, retried while the API server fails transiently. */
+  private plainLog(pod: string): Promise<string> {
+    return retrying(
+      () =>
+        this.core.readNamespacedPodLog({ name: pod, namespace: this.o.namespace, container: CONTAINERS.k6 }),
+      DEFAULT_RETRY,
+      this.closing.signal,
+    );
+  }
+
+  /** Runner `index`'s log: the followed one of a disrupted runner, else read now. */
+  private readLog(index: number, pod: string): Promise<string> {
+    return this.savedLogs.get(index) ?? this.plainLog(pod);
+  }
+
+  /**
+   * A runner whose Pod was taken away (deleted, evicted, its node tainted NotReady or unreachable)
+   * but whose node never reports its container's end: once the Pod's grace period
+   * (`deletionTimestamp`) is over by {@link LOST_AFTER_MS}, the node is taken for gone (its kubelet
+   * stopped: the node is NotReady) and the runner for lost, with whatever it measured.
+   */
+  private lostOf(index: number, state: PodState, disruptedAt: number): RunnerExit | undefined {
+    if (state.kind !== 'running' || !state.disruption || !disruptedAt) return undefined;
+    const pod = this.pods!.pods.get(index);
+    // Deleted: the end of its grace period; else (a kubelet's own eviction) the Pod's grace period from now.
+    const deleted = pod?.metadata?.deletionTimestamp;
+    const deadline = deleted
+      ? new Date(deleted).getTime()
+      : disruptedAt + (pod?.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    if (Date.now() < Math.max(deadline, disruptedAt) + LOST_AFTER_MS) return undefined;
+    const { what, by } = state.disruption;
+    return {
+      code: null,
+      reason:
+        `runner ${index} was lost on node ${state.node ?? '(unknown)'}: its Pod was ${what}${by ? ` (${by})` : ''} ` +
+        `but the node never reported the end of its container; the node is NotReady or unreachable (kubelet stopped)`,
+    };
   }
 
   private exitOf(index: number, state: PodState, unschedulableSince: { at: number }): RunnerExit | undefined {
@@ -285,9 +407,16 @@ export class KubernetesBackend implements Backend {
   private runnerApi(index: number): RunnerApi {
     const proxied = runnerApi(this.proxyRequest(index));
     let confirmed: K6Status | undefined;
+    let started = false;
     return {
       ...proxied,
+      start: async () => {
+        started = true;
+        return proxied.start();
+      },
       status: async () => {
+        // After the start every status is read from the runner: the monitor sees its test end there.
+        if (started) return proxied.status();
         const state = this.pods!.state(index);
         if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
         // Until every runner's barrier container has ended, none is confirmed: then the orchestrator's
@@ -313,51 +442,69 @@ export class KubernetesBackend implements Backend {
     return true;
   }
 
-  /** A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod. */
+  /**
+   * A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod. A start
+   * or stop (`PATCH`) that fails in passing (5xx, a dropped connection, a timeout) is sent again:
+   * a stop that never arrives would make the run kill the runner and lose its data. Status and
+   * metrics polls are repeated by their callers anyway.
+   */
   private proxyRequest(index: number): RunnerRequest {
-    return async (method, path, body) => {
+    return async (method, path, body, timeoutMs) => {
       const state = this.pods!.state(index);
       if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
-      const cluster = this.o.kc.getCurrentCluster()!;
-      const server = cluster.server.replace(/\/$/, '');
-      const url = new URL(
-        `${server}/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/pods/${encodeURIComponent(state.pod)}:${REST_PORT}/proxy${path}`,
-      );
-      const options: https.RequestOptions = { method, headers: {} };
-      await this.o.kc.applyToHTTPSOptions(options);
-      // The client makes a new agent (a new TLS connection) per call; ours pools them. The TLS
-      // options (ca, cert, key) stay on the request, and a proxy-url keeps the client's agent.
-      if (url.protocol === 'https:' && !cluster.proxyUrl) options.agent = this.agent;
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      if (payload) options.headers = { ...options.headers, 'content-type': 'application/json' };
-      return new Promise((resolve, reject) => {
-        const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => {
-            text += chunk;
-          });
-          response.on('end', () => {
-            if ((response.statusCode ?? 500) >= 300) {
-              reject(
-                new Error(
-                  `${method} ${path} through the pod proxy: HTTP ${response.statusCode} ${text.slice(0, 200)}`,
-                ),
-              );
-              return;
-            }
-            try {
-              resolve(JSON.parse(text) as unknown);
-            } catch {
-              reject(new Error(`${method} ${path}: not JSON: ${text.slice(0, 200)}`));
-            }
-          });
-        });
-        request.setTimeout(10_000, () => request.destroy(new Error(`${method} ${path}: timed out`)));
-        request.on('error', reject);
-        request.end(payload);
-      });
+      const url = `/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/pods/${encodeURIComponent(state.pod)}:${REST_PORT}/proxy${path}`;
+      const once = () => this.proxyOnce(url, method, path, body, timeoutMs);
+      return method === 'PATCH' ? retrying(once, PATCH_RETRY) : once();
     };
+  }
+
+  /**
+   * One request to `apiPath` on the API server, for the runner's REST API `method path`.
+   * @throws Error with the HTTP status as `code` when the answer is an error status.
+   */
+  private async proxyOnce(
+    apiPath: string,
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number = REST_TIMEOUT_MS.other,
+  ): Promise<unknown> {
+    const cluster = this.o.kc.getCurrentCluster()!;
+    const url = new URL(`${cluster.server.replace(/\/$/, '')}${apiPath}`);
+    const options: https.RequestOptions = { method, headers: {} };
+    await this.o.kc.applyToHTTPSOptions(options);
+    // The client makes a new agent (a new TLS connection) per call; ours pools them. The TLS
+    // options (ca, cert, key) stay on the request, and a proxy-url keeps the client's agent.
+    if (url.protocol === 'https:' && !cluster.proxyUrl) options.agent = this.agent;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload) options.headers = { ...options.headers, 'content-type': 'application/json' };
+    return new Promise((resolve, reject) => {
+      const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => {
+          const status = response.statusCode ?? 500;
+          if (status >= 300) {
+            const error = new RunnerHttpError(method, `${path} through the pod proxy`, status, text);
+            reject(Object.assign(error, { code: status }));
+            return;
+          }
+          try {
+            resolve(parseBody(method, path, text));
+          } catch (error) {
+            reject(error);
+          }
+        });
+      });
+      request.setTimeout(timeoutMs, () =>
+        request.destroy(Object.assign(new Error(`${method} ${path}: timed out`), { code: 'ETIMEDOUT' })),
+      );
+      request.on('error', reject);
+      request.end(payload);
+    });
   }
 
   /** Whether every runner ended on its own with a completed exit code. */
@@ -371,18 +518,25 @@ export class KubernetesBackend implements Backend {
     if (this.cleanedUp || !this.created) return;
     this.cleanedUp = true;
     this.pods?.stop();
+    this.closing.abort();
     this.agent.destroy();
     const { namespace, log, cleanup } = this.o;
     const keep = cleanup === 'never' || (cleanup === 'on-success' && !this.allCompleted());
     if (keep) {
-      // Never leave a runner running: stop what still runs, keep the rest for inspection.
-      const live = [...(this.pods?.pods.values() ?? [])].filter(
-        (p) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
-      );
+      // Never leave a runner running: stop what still runs, keep the rest for inspection. A runner
+      // whose exit is known has ended, even while its Pod's phase still lags behind (the kubelet
+      // reports Succeeded a moment after the containers end).
+      const live = [...(this.pods?.pods.entries() ?? [])]
+        .filter(
+          ([index, p]) => !this.exits.has(index) && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+        )
+        .map(([, p]) => p);
       await eachLimited(live, API_CONCURRENCY, async (pod) => {
-        await this.core
-          .deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 })
-          .catch(() => {});
+        await retrying(() =>
+          this.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
+        ).catch((error: unknown) =>
+          log.warning(`cleanup: deleting Pod ${pod.metadata?.name} failed: ${apiErrorMessage(error)}`),
+        );
       });
       log.info(
         `cleanup ${cleanup}: kept the run's objects; delete them with: kubectl delete configmap,job,pod -n ${namespace} -l ${LABELS.runId}=${this.o.runId}`,
@@ -396,7 +550,8 @@ export class KubernetesBackend implements Backend {
 /**
  * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
  * collector removes), the Jobs and the Pods directly too so nothing waits for the collector, then
- * waits until no Pod of the run is left (at most `waitS` seconds).
+ * waits until no Pod of the run is left (at most `waitS` seconds). Every request is retried while
+ * the API server fails transiently; a list that keeps failing counts as objects left.
  * @returns the names of objects still present after the wait (empty when all are gone).
  */
 export async function deleteRun(
@@ -406,21 +561,30 @@ export async function deleteRun(
   log: Pick<Logger, 'warning'>,
   waitS = 60,
 ): Promise<string[]> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const batch = kc.makeApiClient(BatchV1Api);
+  const core = makeClient(kc, CoreV1Api);
+  const batch = makeClient(kc, BatchV1Api);
   const labelSelector = `${LABELS.runId}=${runId}`;
   const attempt = async (what: string, fn: () => Promise<unknown>) => {
     try {
-      await fn();
+      await retrying(fn);
     } catch (error) {
-      if ((error as { code?: number }).code !== 404)
+      if (apiStatus(error) !== 404)
         log.warning(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
     }
   };
-  const configMaps = await core
-    .listNamespacedConfigMap({ namespace, labelSelector })
-    .catch(() => ({ items: [] }));
-  await eachLimited(configMaps.items, API_CONCURRENCY, (cm) =>
+  /** The run's objects of one kind; `undefined` (with a warning) when they cannot be listed. */
+  const list = async <T>(what: string, fn: () => Promise<{ items: T[] }>): Promise<T[] | undefined> => {
+    try {
+      return (await retrying(fn)).items;
+    } catch (error) {
+      log.warning(`cleanup: listing the run's ${what} failed: ${apiErrorMessage(error)}`);
+      return undefined;
+    }
+  };
+  const configMaps = await list('ConfigMaps', () =>
+    core.listNamespacedConfigMap({ namespace, labelSelector }),
+  );
+  await eachLimited(configMaps ?? [], API_CONCURRENCY, (cm) =>
     attempt(`ConfigMap ${cm.metadata?.name}`, () =>
       core.deleteNamespacedConfigMap({
         name: cm.metadata!.name!,
@@ -429,28 +593,31 @@ export async function deleteRun(
       }),
     ),
   );
-  const jobs = await batch.listNamespacedJob({ namespace, labelSelector }).catch(() => ({ items: [] }));
-  await eachLimited(jobs.items, API_CONCURRENCY, (job) =>
+  const jobs = await list('Jobs', () => batch.listNamespacedJob({ namespace, labelSelector }));
+  await eachLimited(jobs ?? [], API_CONCURRENCY, (job) =>
     attempt(`Job ${job.metadata?.name}`, () =>
       batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace, propagationPolicy: 'Background' }),
     ),
   );
   const deadline = Date.now() + waitS * 1000;
+  // Pods already terminating are deleted too, at once: one on a node that is gone never ends by itself.
+  const deleted = new Set<string>();
   for (;;) {
-    const pods = await core.listNamespacedPod({ namespace, labelSelector }).catch(() => ({ items: [] }));
-    await eachLimited(
-      pods.items.filter((p) => !p.metadata?.deletionTimestamp),
-      API_CONCURRENCY,
-      (pod) =>
-        attempt(`Pod ${pod.metadata?.name}`, () =>
-          core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
-        ),
-    );
+    const pods = await list('Pods', () => core.listNamespacedPod({ namespace, labelSelector }));
+    const toDelete = (pods ?? []).filter((p) => !deleted.has(p.metadata?.uid ?? ''));
+    await eachLimited(toDelete, API_CONCURRENCY, async (pod) => {
+      deleted.add(pod.metadata?.uid ?? '');
+      await attempt(`Pod ${pod.metadata?.name}`, () =>
+        core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
+      );
+    });
+    const jobsLeft = await list('Jobs', () => batch.listNamespacedJob({ namespace, labelSelector }));
     const left = [
-      ...pods.items.map((p) => `Pod ${p.metadata?.name}`),
-      ...(await batch.listNamespacedJob({ namespace, labelSelector }).catch(() => ({ items: [] }))).items.map(
-        (j) => `Job ${j.metadata?.name}`,
-      ),
+      ...(configMaps ? [] : [`the ConfigMaps of run ${runId} (unlisted)`]),
+      ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of run ${runId} (unlisted)`]),
+      ...(jobsLeft
+        ? jobsLeft.map((j) => `Job ${j.metadata?.name}`)
+        : [`the Jobs of run ${runId} (unlisted)`]),
     ];
     if (left.length === 0 || Date.now() > deadline) {
       if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);

@@ -216,16 +216,30 @@ export function archiveConfigMap(spec: RunSpec, archive: Buffer): V1ConfigMap {
   };
 }
 
+/**
+ * Tolerations of the taints the node lifecycle controller puts on a node that stops reporting
+ * (`node.kubernetes.io/unreachable`) or reports NotReady (`node.kubernetes.io/not-ready`), for 0 s:
+ * the taint-eviction controller then deletes the runner's Pod as soon as its node is tainted (a
+ * `DisruptionTarget` condition with reason `DeletionByTaintManager`), so the run learns within
+ * the controller's grace period (`--node-monitor-grace-period`, 50 s by default) that the node is
+ * lost, instead of after the 300 s the DefaultTolerationSeconds admission plugin would give.
+ * (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-based-evictions)
+ */
+export const NODE_LOST_TOLERATIONS: readonly V1Toleration[] = [
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 },
+  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 },
+];
+
 function placementOf(spec: RunSpec) {
   const { placement } = spec;
   const selector = { matchLabels: { [LABELS.runId]: spec.runId } };
+  const own = placement.tolerations ?? [];
   return {
     ...(placement.nodeSelector && Object.keys(placement.nodeSelector).length > 0
       ? { nodeSelector: placement.nodeSelector }
       : {}),
-    ...(placement.tolerations && placement.tolerations.length > 0
-      ? { tolerations: placement.tolerations }
-      : {}),
+    // The user's own tolerations of the node lifecycle taints win.
+    tolerations: [...own, ...NODE_LOST_TOLERATIONS.filter((t) => !own.some((o) => o.key === t.key))],
     ...(placement.spread === 'one-per-node'
       ? {
           affinity: {
@@ -280,6 +294,8 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
         ? { name: e.name, value: e.value }
         : { name: e.name, valueFrom: { secretKeyRef: { name: e.secret, key: e.key } } },
     ),
+    // The `-e` values last: they win, as in k6. In the Pod's environment, never in its args.
+    ...Object.entries(spec.plan.env ?? {}).map(([name, value]) => ({ name, value })),
   ];
   return {
     apiVersion: 'batch/v1',

@@ -1,5 +1,6 @@
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
+import { makeClient, retrying } from './api-client.ts';
 import { apiError, apiStatus } from './api-errors.ts';
 
 /** One permission the run needs in its namespace. */
@@ -14,8 +15,9 @@ export interface Permission {
 /**
  * What a run needs, and nothing more (examples/rbac.yaml grants exactly this):
  * ConfigMaps for the archive, Jobs for the runners, Pods to watch them, pods/log to read the
- * summaries, pods/proxy to reach the k6 REST API (GET status and metrics, PATCH to start and stop:
- * the API server authorises proxy requests with the HTTP method's verb).
+ * summaries, pods/proxy to reach the k6 REST API (GET status and metrics, PATCH to start and stop, POST to
+ * run setup() and teardown() once, PUT to hand setup()'s data to every runner: the API server
+ * authorises proxy requests with the HTTP method's verb, POST as create and PUT as update).
  */
 export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   ...['create', 'get', 'list', 'delete'].map((verb) => ({ group: '', resource: 'configmaps', verb })),
@@ -24,6 +26,8 @@ export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   { group: '', resource: 'pods', subresource: 'log', verb: 'get' },
   { group: '', resource: 'pods', subresource: 'proxy', verb: 'get' },
   { group: '', resource: 'pods', subresource: 'proxy', verb: 'patch' },
+  { group: '', resource: 'pods', subresource: 'proxy', verb: 'create' },
+  { group: '', resource: 'pods', subresource: 'proxy', verb: 'update' },
 ];
 
 function describe(p: Permission): string {
@@ -44,35 +48,38 @@ export async function checkPermissions(
   namespace: string,
   needed: readonly Permission[] = REQUIRED_PERMISSIONS,
 ): Promise<void> {
-  const api = kc.makeApiClient(AuthorizationV1Api);
+  const api = makeClient(kc, AuthorizationV1Api);
   const answers = await Promise.all(
     needed.map(async (p) => {
-      const review = await api
-        .createSelfSubjectAccessReview({
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: {
-              resourceAttributes: {
-                namespace,
-                group: p.group,
-                resource: p.resource,
-                verb: p.verb,
-                ...(p.subresource ? { subresource: p.subresource } : {}),
+      const review = await retrying(
+        () =>
+          api.createSelfSubjectAccessReview({
+            body: {
+              apiVersion: 'authorization.k8s.io/v1',
+              kind: 'SelfSubjectAccessReview',
+              spec: {
+                resourceAttributes: {
+                  namespace,
+                  group: p.group,
+                  resource: p.resource,
+                  verb: p.verb,
+                  ...(p.subresource ? { subresource: p.subresource } : {}),
+                },
               },
             },
-          },
-        })
-        .catch((error: unknown) => {
-          // An ApiException carries the HTTP status: the server answered.
-          if (apiStatus(error) !== undefined)
-            throw apiError(error, `checking the permissions in namespace ${namespace}`);
-          // Nothing reached the server: the kubeconfig's server or its credential plugin is wrong.
-          const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
-          throw new ConfigurationError(
-            `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
-          );
-        });
+          }),
+        // Few retries: a server that cannot be reached at all is more often a wrong kubeconfig.
+        { retries: 2, maxRetryTimeMs: 10_000 },
+      ).catch((error: unknown) => {
+        // An ApiException carries the HTTP status: the server answered.
+        if (apiStatus(error) !== undefined)
+          throw apiError(error, `checking the permissions in namespace ${namespace}`);
+        // Nothing reached the server: the kubeconfig's server or its credential plugin is wrong.
+        const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
+        throw new ConfigurationError(
+          `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
+        );
+      });
       return { p, allowed: review.status?.allowed === true };
     }),
   );

@@ -1,6 +1,7 @@
 import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { makeClient, retrying } from './api-client.ts';
 import { CONTAINERS, LABELS } from './manifests.ts';
 
 /**
@@ -147,6 +148,11 @@ export class RunnerPods {
   readonly deleted = new Set<string>();
   /** Names of the Pods this process deletes itself (not a disruption). */
   readonly deleting = new Set<string>();
+  /**
+   * Pods this process asked to end gracefully (the end of a runner's `--linger`, Runner.terminate):
+   * one that is gone before its end was seen (the watch was down meanwhile) ended as asked.
+   */
+  readonly terminated = new Set<string>();
   private abort: AbortController | undefined;
   private stopped = false;
   private resourceVersion = '';
@@ -195,6 +201,11 @@ export class RunnerPods {
     if (byOthers && (state.kind === 'running' || state.kind === 'ended') && !state.disruption) {
       state = { ...state, disruption: { what: 'deleted' } };
     }
+    if (this.deleted.has(name) && state.kind === 'running' && this.terminated.has(name)) {
+      // Its exit code was never seen: k6 exits with its test's own code, which the orchestrator
+      // already read from the runner's status; 0 stands for it.
+      return { kind: 'ended', pod: name, code: 0, ...(state.node ? { node: state.node } : {}) };
+    }
     if (this.deleted.has(name) && state.kind !== 'ended') {
       const what = state.kind === 'running' && state.disruption ? state.disruption.what : 'deleted';
       return { kind: 'failed', pod: state.kind === 'none' ? '?' : state.pod, reason: `its Pod was ${what}` };
@@ -208,10 +219,17 @@ export class RunnerPods {
     void this.watchLoop();
   }
 
+  /** Lists the run's Pods (retried while the API server fails transiently). */
   private async list(): Promise<void> {
-    const core = this.kc.makeApiClient(CoreV1Api);
-    const list = await core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.selector });
+    const core = makeClient(this.kc, CoreV1Api);
+    const list = await retrying(() =>
+      core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.selector }),
+    );
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    // A Pod known before and missing now was deleted while no watch saw it.
+    const listed = new Set(list.items.map((p) => p.metadata?.name));
+    for (const pod of [...this.pods.values()])
+      if (pod.metadata?.name && !listed.has(pod.metadata.name)) this.update(pod, true);
     for (const pod of list.items) this.update(pod);
   }
 

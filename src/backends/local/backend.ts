@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import getPort from 'get-port';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
 import { type RunPlan, runnerArgs } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import { Watchdog } from './watchdog.ts';
 
 /** How long a runner may take to exit after SIGTERM before it is killed, in ms. */
 const TERM_GRACE_MS = 5_000;
@@ -14,9 +15,22 @@ const TERM_GRACE_MS = 5_000;
 /** Every k6 process any LocalBackend started that has not exited yet. */
 const liveChildren = new Set<ChildProcess>();
 
+/**
+ * Sends `signal` to a runner's whole process group (it leads its own, see {@link LocalBackend}), so
+ * that a k6 started through a wrapper script gets it too; falls back to the process alone.
+ */
+function signalRunner(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
 /** SIGKILLs every live local runner at once: the last resort of a second Ctrl-C. */
 export function killAllLocalRunners(): void {
-  for (const child of liveChildren) child.kill('SIGKILL');
+  for (const child of liveChildren) signalRunner(child, 'SIGKILL');
 }
 
 /** Options of {@link LocalBackend}. */
@@ -26,6 +40,48 @@ export interface LocalBackendOptions {
    * `source=console`), as k6 printed it, so the CLI can show it with the runner's index in front.
    */
   onConsole?(runner: number, line: string): void;
+  /**
+   * Extra environment variables of every runner: the run action's `env` and `secret-env` inputs
+   * and the `-e` values (which stay off the command line, where `ps` would show them).
+   */
+  env?: Record<string, string>;
+}
+
+/** How many of a runner's last log lines its collect() returns. */
+const LOG_TAIL_LINES = 15;
+/** How much of a log's end is read at first to find its tail, in bytes. */
+const LOG_TAIL_CHUNK = 64 * 1024;
+
+/**
+ * The last `lines` lines of a log file, read from its end (a chatty script's log can be
+ * gigabytes); '' when the file is missing. Reads at most 1 MiB.
+ */
+export async function readLogTail(file: string, lines: number): Promise<string> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const { size } = await handle.stat();
+    let length = Math.min(size, LOG_TAIL_CHUNK);
+    for (;;) {
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      const text = buffer.toString('utf8').trimEnd();
+      const all = text.split('\n');
+      const whole = length === size;
+      if (all.length > lines || whole || length >= 16 * LOG_TAIL_CHUNK) {
+        // The first line of a partial read may be cut: drop it unless it is all there is.
+        const usable = whole || all.length <= lines ? all : all.slice(1);
+        return usable.slice(-lines).join('\n');
+      }
+      length = Math.min(size, length * 4);
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -33,10 +89,19 @@ export interface LocalBackendOptions {
  * free loopback port, its log in `workDir/runner-<i>.log` and its summary in
  * `workDir/runner-<i>-summary.json`. Each process gets `K6D_RUNNER_INDEX` (0-based) and
  * `K6D_RUNNERS` in its environment (visible to the script as `__ENV`).
+ *
+ * Each runner leads its own process group (`detached`): a terminal's Ctrl-C reaches only the
+ * orchestrator, which stops the runners through their REST API and keeps their summaries (k6 would
+ * otherwise close its API at once on the group's SIGINT). Signals go to the whole group. A
+ * {@link Watchdog} kills the groups and removes `workDir` if the orchestrator dies without
+ * cleaning up (SIGKILL, SIGHUP).
  */
 export class LocalBackend implements Backend {
   readonly name = 'local' as const;
   private readonly children: Array<{ child: ChildProcess; exited: Promise<RunnerExit>; done: boolean }> = [];
+  private watchdog: Watchdog | undefined;
+  /** Extra environment of every runner (the `env`/`secret-env` inputs, the `-e` values). */
+  private readonly env: Record<string, string>;
 
   /**
    * @param k6Binary path of the k6 binary every runner executes.
@@ -46,6 +111,7 @@ export class LocalBackend implements Backend {
     this.k6Binary = k6Binary;
     this.workDir = workDir;
     this.options = options;
+    this.env = options.env ?? {};
   }
 
   private readonly k6Binary: string;
@@ -54,6 +120,7 @@ export class LocalBackend implements Backend {
 
   async launch(plan: RunPlan, archivePath: string): Promise<Runner[]> {
     const runners: Runner[] = [];
+    this.watchdog ??= new Watchdog(this.workDir);
     for (const runnerPlan of plan.runners) {
       const port = await getPort({ host: '127.0.0.1' });
       const logPath = path.join(this.workDir, `runner-${runnerPlan.index}.log`);
@@ -65,8 +132,13 @@ export class LocalBackend implements Backend {
       });
       const child = spawn(this.k6Binary, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
+        // Its own process group: the terminal's Ctrl-C is the orchestrator's to handle.
+        detached: true,
         env: {
           ...process.env,
+          ...this.env,
+          // `-e` wins over the environment, as in k6.
+          ...plan.env,
           K6_NO_USAGE_REPORT: 'true',
           K6D_RUNNER_INDEX: String(runnerPlan.index),
           K6D_RUNNERS: String(plan.runners.length),
@@ -87,9 +159,15 @@ export class LocalBackend implements Backend {
         }),
       };
       liveChildren.add(child);
+      if (child.pid !== undefined) this.watchdog.guard(child.pid);
       void entry.exited.then(() => {
         entry.done = true;
         liveChildren.delete(child);
+        if (child.pid !== undefined) {
+          // Whatever a wrapper left in the runner's group goes with it.
+          signalRunner(child, 'SIGKILL');
+          this.watchdog?.release(child.pid);
+        }
       });
       this.children.push(entry);
       runners.push({
@@ -97,13 +175,17 @@ export class LocalBackend implements Backend {
         api: runnerApi(httpRequest(`http://127.0.0.1:${port}`)),
         exited: entry.exited,
         kill: async () => {
-          if (!entry.done) child.kill('SIGKILL');
+          if (!entry.done) signalRunner(child, 'SIGKILL');
           await entry.exited;
+        },
+        // SIGTERM ends k6's --linger (or its test, when the REST stop was not taken): k6 writes its
+        // summary and exits. Sent to the runner's process group, as every signal of ours.
+        terminate: async () => {
+          if (!entry.done) signalRunner(child, 'SIGTERM');
         },
         collect: async () => {
           const summary = await readFile(summaryPath, 'utf8').catch(() => undefined);
-          const logText = await readFile(logPath, 'utf8').catch(() => '');
-          const logTail = logText.trimEnd().split('\n').slice(-15).join('\n');
+          const logTail = await readLogTail(logPath, LOG_TAIL_LINES);
           return summary === undefined ? { logTail } : { summary, logTail };
         },
       });
@@ -135,12 +217,13 @@ export class LocalBackend implements Backend {
 
   async cleanup(): Promise<void> {
     const live = this.children.filter((c) => !c.done);
-    for (const c of live) c.child.kill('SIGTERM');
+    for (const c of live) signalRunner(c.child, 'SIGTERM');
     const timeout = new Promise<'timeout'>((resolve) =>
       setTimeout(resolve, TERM_GRACE_MS, 'timeout').unref(),
     );
     await Promise.race([Promise.all(live.map((c) => c.exited)), timeout]);
-    for (const c of live) if (!c.done) c.child.kill('SIGKILL');
+    for (const c of live) if (!c.done) signalRunner(c.child, 'SIGKILL');
     await Promise.all(live.map((c) => c.exited));
+    this.watchdog?.close();
   }
 }

@@ -3,6 +3,7 @@ import { parseThresholdExpression, percentileKey } from '../../k6/thresholds.ts'
 import { formatDelta, formatDeltaValue } from '../../pr-comment/comment.ts';
 import type { GroupResult, RunResult } from '../../result/result.ts';
 import type { Timeline } from '../../result/timeseries.ts';
+import { dashboardUrlFor } from '../dashboard.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { CLIENT_SCRIPT } from './client.ts';
@@ -22,7 +23,7 @@ import { CHART_JS_SOURCE, CHART_JS_VERSION } from './vendor/chartjs.ts';
 /** What {@link renderHtmlReport} draws. */
 export interface HtmlReportInput {
   result: RunResult;
-  /** The run over time (the result's `timeline`), when it was recorded. */
+  /** The run over time; default the result's own `timeline` (absent in older results). */
   timeline?: Timeline;
   /** The comparison with the baseline, for a PR. */
   comparison?: Comparison;
@@ -30,6 +31,8 @@ export interface HtmlReportInput {
   baselineLabel?: string;
   /** The page title; default `k6 load test: <script>`. */
   title?: string;
+  /** The `dashboard-url` input: a link narrowed to this run (src/render/dashboard.ts). */
+  dashboardUrl?: string;
 }
 
 /** Text as HTML text or attribute value: `& < > " '` become entities. */
@@ -63,7 +66,7 @@ function table(head: string[], rows: string[][], numeric: boolean[] = []): strin
 
 const e = escapeHtml;
 
-function headerSection(result: RunResult, title: string): string {
+function headerSection(result: RunResult, title: string, dashboardUrl: string | undefined): string {
   const env = result.environment;
   const facts = [
     `${env.runners} runner${env.runners === 1 ? '' : 's'} (${e(env.backend)})`,
@@ -79,7 +82,11 @@ function headerSection(result: RunResult, title: string): string {
   return [
     `<header><h1>${e(title)}</h1>`,
     `<p><span class="verdict ${result.verdict}">${result.verdict === 'passed' ? 'PASSED' : 'FAILED'}</span> `,
-    `<code>${e(result.script)}</code> · ${facts.join(' · ')}</p>${failures}</header>`,
+    `<code>${e(result.script)}</code> · ${facts.join(' · ')}</p>`,
+    dashboardUrl
+      ? `<p><a href="${e(dashboardUrlFor(dashboardUrl, result))}">Dashboard of this run</a>${result.runId ? ` (run <code>${e(result.runId)}</code>)` : ''}</p>`
+      : '',
+    `${failures}</header>`,
   ].join('');
 }
 
@@ -222,7 +229,9 @@ function changeCell(d: MetricDelta): string {
     case 'better':
       return '<span class="ok">better</span>';
     case 'unchanged':
-      return 'within tolerance';
+      return d.noise && d.baselineChange === 'worse'
+        ? "within the history's normal range"
+        : 'within tolerance';
     case 'missing':
       return '—';
     case 'worse':
@@ -271,7 +280,8 @@ figure{margin:12px 0}figcaption{font-weight:600;margin-bottom:4px}.chart{positio
  * `data-charts`/`data-painted` attributes it leaves on `<body>`.
  */
 export function renderHtmlReport(input: HtmlReportInput): string {
-  const { result, timeline, comparison } = input;
+  const { result, comparison } = input;
+  const timeline = input.timeline ?? result.timeline;
   const title = input.title ?? `k6 load test: ${result.script}`;
   const data = { timeline, percentiles: percentiles(result, comparison) };
   // No `</script` can occur in Chart.js' code today; escaping keeps it so after an update.
@@ -282,7 +292,7 @@ export function renderHtmlReport(input: HtmlReportInput): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${e(title)}</title><style>${STYLE}</style></head>`,
     `<body data-verdict="${result.verdict}">`,
-    headerSection(result, title),
+    headerSection(result, title, input.dashboardUrl),
     '<p id="k6d-chart-error" hidden></p>',
     thresholdsSection(result),
     comparisonSection(comparison, input.baselineLabel),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyDeclaredContains, parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { parseRunnerSummary } from '../../../src/k6/summary.ts';
 import { evaluateThresholds, parseThresholds } from '../../../src/k6/thresholds.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
@@ -117,15 +117,38 @@ describe('aggregation of runner summaries', () => {
     });
   });
 
+  it('takes the vus gauge from the samples of the whole test when there are some', () => {
+    const sampled = aggregateSummaries([a, b], { durationS: 10, sampledGauges: { vus: [12, 9, 4] } });
+    expect(sampled.vus?.values).toEqual({ value: 4, min: 4, max: 12 });
+    expect(sampled.my_gauge?.values).toEqual(metrics.my_gauge?.values);
+    const none = aggregateSummaries([a, b], { durationS: 10, sampledGauges: { vus: [] } });
+    expect(none.vus?.values).toEqual({ value: 12, min: 0, max: 12 });
+  });
+
   it("marks the script's time trends as time where the REST API never told (a short run)", () => {
-    const metrics = {
-      think_time: { contains: 'default' as const },
-      'think_time{name:a}': { contains: 'default' as const },
-      other: { contains: 'default' as const },
-      polled: { contains: 'data' as const },
-    };
-    applyDeclaredContains(metrics, { think_time: 'time', polled: 'time' });
-    expect(Object.values(metrics).map((m) => m.contains)).toEqual(['time', 'time', 'default', 'data']);
+    const withTrend = (name: string) =>
+      parseRunnerSummary(
+        JSON.stringify({
+          metrics: {
+            [name]: { count: 1, min: 5, max: 5, avg: 5, med: 5 },
+            [`${name}{name:a}`]: { count: 1, min: 5, max: 5, avg: 5, med: 5 },
+          },
+          root_group: { name: '', path: '', groups: {}, checks: {} },
+        }),
+      );
+    // As the run passes them: the script's declarations, then what the REST API said, which wins.
+    const declared = { think_time: 'time', polled: 'time' } as const;
+    const polled = { polled: 'data' } as const;
+    const merged = aggregateSummaries([withTrend('think_time'), withTrend('other'), withTrend('polled')], {
+      durationS: 1,
+      contains: { ...declared, ...polled },
+    });
+    expect(['think_time', 'think_time{name:a}', 'other', 'polled'].map((k) => merged[k]?.contains)).toEqual([
+      'time',
+      'time',
+      'default',
+      'data',
+    ]);
   });
 
   it('keeps trend count, min, max and a count-weighted avg exact', () => {

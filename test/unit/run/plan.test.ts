@@ -15,6 +15,7 @@ import {
   executionSegmentSequence,
   executionSegments,
   planRun,
+  RUN_TAG,
   RUNNER_TAG,
   runnerArgs,
 } from '../../../src/run/plan.ts';
@@ -29,6 +30,7 @@ describe('run plan', () => {
       maxVUs: 10,
       userRunArgs: ['--out', 'json=raw-{runner}.json'],
       tags: { team: 'a' },
+      runId: 'rabc123',
     });
     const args = runnerArgs(plan, plan.runners[1]!, {
       archive: 'a.tar',
@@ -43,6 +45,8 @@ describe('run plan', () => {
     expect(args).toEqual(
       expect.arrayContaining(['--tag', 'team=a', '--tag', `${RUNNER_TAG}=1`, 'json=raw-1.json']),
     );
+    // The run id on every sample, under a name of its own (dashboards separate runs by it).
+    expect(args).toEqual(expect.arrayContaining(['--tag', `${RUN_TAG}=rabc123`]));
     // The runner tag does not take the name a script may use itself.
     expect(args).not.toContain('runner=1');
     expect(flag('--summary-mode')).toBe('compact');
@@ -83,13 +87,14 @@ describe('run plan', () => {
 });
 
 describe('preflight helpers', () => {
-  it('routes run-only flags to k6 run, options to k6 archive, and -e to both', () => {
+  it('routes run-only flags to k6 run, options to k6 archive, and -e to the environment only', () => {
     expect(
-      splitK6Args(['--vus', '10', '--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1']),
+      splitK6Args(['--vus', '10', '--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1=2']),
     ).toEqual({
-      archiveArgs: ['--vus', '10', '-e', 'A=b c', '--env=B=1'],
-      runArgs: ['--out', 'json=x.json', '-e', 'A=b c', '--no-usage-report', '--env=B=1'],
+      archiveArgs: ['--vus', '10'],
+      runArgs: ['--out', 'json=x.json', '--no-usage-report'],
       productArgs: {},
+      env: { A: 'b c', B: '1=2' },
     });
     // Secret sources go to the runners only (never into the archive); --no-thresholds too, and the
     // product judges no threshold then; --summary-mode is the product's (runners must export).
@@ -99,8 +104,10 @@ describe('preflight helpers', () => {
       archiveArgs: ['--vus', '2'],
       runArgs: ['--secret-source', 'mock=a=b', '--no-thresholds'],
       productArgs: { '--summary-mode': 'full' },
+      env: {},
     });
     expect(() => splitK6Args(['-e'])).toThrowError('k6 args: -e needs a value');
+    expect(() => splitK6Args(['-e', 'TOKEN'])).toThrowError('k6 args: -e TOKEN: must be NAME=value');
   });
 
   it.each(['--execution-segment', '--paused', '--address=0.0.0.0:1', '--summary-export', '--linger'])(

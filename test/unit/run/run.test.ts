@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../../../src/cli/program.ts';
 import { ConfigurationError, exitCodeFor, RunError } from '../../../src/errors.ts';
 import { K6_STATUS } from '../../../src/k6/rest.ts';
-import { type RunOptions, runDistributed } from '../../../src/run/index.ts';
 import { waitFor } from '../../support/wait.ts';
-import {
-  FakeBackend,
-  FakeClock,
-  type FakeRunnerScript,
-  fakePlan,
-  fakePreflight,
-  recordingLogger,
-  summaryJson,
-} from './support/fakes.ts';
+import { type FakeRunnerScript, fakePreflight, runFake, summaryJson } from './support/fakes.ts';
 
 /*
  * The orchestration (launch -> barrier -> start -> monitor -> stop -> collect -> result) with a
@@ -19,20 +11,18 @@ import {
  * moment, and the timeouts are minutes long. The same paths run with real k6 in test/e2e/.
  */
 
-function setup(scripts: FakeRunnerScript[], options: Partial<RunOptions> = {}) {
-  const clock = new FakeClock();
-  const backend = new FakeBackend(scripts, clock);
-  const log = recordingLogger();
-  const run = runDistributed({
-    script: 'load.js',
-    preflight: fakePreflight(),
-    plan: fakePlan(scripts.length),
-    backend,
-    log,
-    clock,
-    ...options,
-  });
-  return { backend, log, run, clock };
+const setup = runFake;
+
+/** Runs the scripts, interrupts the run once every runner started, and returns its result. */
+async function interruptedAfterStart(scripts: FakeRunnerScript[]) {
+  const controller = new AbortController();
+  const { backend, run } = setup(scripts, { signal: controller.signal, graceS: 3600 });
+  await waitFor(
+    () => backend.runners.length === scripts.length && backend.runners.every((r) => r.calls.start === 1),
+    'the start',
+  );
+  controller.abort();
+  return { backend, result: await run };
 }
 
 const K6_ERROR = 'time="2026-01-01T00:00:00Z" level=error msg="SyntaxError: Unexpected token at load.js:3"';
@@ -199,32 +189,44 @@ describe('the monitor', () => {
   it('aborts the test for everyone when one slice crosses an abortOnFail threshold', async () => {
     const abortLog =
       'level=error msg="thresholds on metrics \'http_reqs\' were crossed; at least one has abortOnFail enabled, stopping test prematurely"';
-    const { run } = setup([{ run: 'hang' }, { run: { code: 99, afterMs: 2000, logTail: abortLog } }]);
+    // k6 aborts its test (status 10, Interrupted) and exits 99 once its linger ends.
+    const { run } = setup([
+      { run: 'hang' },
+      { run: { code: 99, afterMs: 2000, logTail: abortLog, endStatus: K6_STATUS.Interrupted } },
+    ]);
     const result = await run;
     expect(result.failureKinds).toEqual(['aborted']);
     expect(result.failures).toEqual([
       'test aborted: runner 1 crossed a threshold with abortOnFail on its slice',
     ]);
+    // k6 exits 99 after an abortOnFail abort.
+    expect(exitCodeOf(result, false)).toBe(99);
   });
 
-  it('is interrupted after the start: stops every runner and keeps their results (exit 130)', async () => {
-    const controller = new AbortController();
-    const { backend, run } = setup([{ run: 'hang' }, { run: 'hang' }], {
-      signal: controller.signal,
-      graceS: 3600,
-    });
-    await waitFor(
-      () => backend.runners.length === 2 && backend.runners.every((r) => r.calls.start === 1),
-      'the start',
-    );
-    controller.abort();
-    const result = await run;
+  it('is interrupted after the start: stops every runner, runs teardown() as k6 does after Ctrl-C, keeps their results (exit 130)', async () => {
+    const { backend, result } = await interruptedAfterStart([{ run: 'hang' }, { run: 'hang' }]);
     expect(result.failureKinds).toEqual(['interrupted']);
+    expect(backend.runners.map((r) => [r.calls.stop, r.calls.teardown])).toEqual([
+      [1, 1],
+      [1, 0],
+    ]);
     expect(result.runners.map((r) => [r.exitCode, r.ok, r.requests])).toEqual([
       [103, true, 100],
       [103, true, 100],
     ]);
     expect(exitCodeFor(result.failureKinds!)).toBe(130);
+  });
+
+  it('keeps the summary of a runner that is ending when the interruption comes (its API refuses the stop)', async () => {
+    const { backend, result } = await interruptedAfterStart([
+      { run: 'hang' },
+      { run: 'hang', onStop: 'refuse' },
+    ]);
+    // Not killed (a killed k6 writes no summary): it ends on its own and keeps its summary.
+    expect(backend.runners.map((r) => r.calls.kill)).toEqual([0, 0]);
+    expect(result.runners.map((r) => r.requests)).toEqual([100, 100]);
+    expect(result.metrics.http_reqs?.values.count).toBe(200);
+    expect(result.failureKinds).toEqual(['interrupted']);
   });
 
   it('reports a runner that left no readable summary as missing from the aggregate', async () => {
@@ -236,5 +238,14 @@ describe('the monitor', () => {
     ]);
     expect(result.metrics.http_reqs?.values.count).toBe(150);
     expect(result.runners.map((r) => r.ok)).toEqual([true, false, true]);
+  });
+
+  it('says why a runner left no summary when the backend could not read it', async () => {
+    const { run } = setup([{}, { summary: null, unreadable: 'its node n1 is gone' }]);
+    const result = await run;
+    expect(result.failures).toEqual([
+      'runner 1 left no summary (its node n1 is gone); its results are missing from the aggregate',
+    ]);
+    expect(result.metrics.http_reqs?.values.count).toBe(100);
   });
 });

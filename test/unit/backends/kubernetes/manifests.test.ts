@@ -10,6 +10,7 @@ import {
   BARRIER_RESOURCES,
   extractSummary,
   LABELS,
+  NODE_LOST_TOLERATIONS,
   runnerJob,
 } from '../../../../src/backends/kubernetes/manifests.ts';
 import { REQUIRED_PERMISSIONS } from '../../../../src/backends/kubernetes/permissions.ts';
@@ -119,7 +120,8 @@ describe('runner Job manifest', () => {
 
   it('places runners on the dedicated nodes, never two on one node', () => {
     expect(pod.nodeSelector).toEqual({ pool: 'loadtest' });
-    expect(pod.tolerations).toEqual(spec.placement.tolerations);
+    // The user's tolerations, then those that make a lost node's runner Pods go at once.
+    expect(pod.tolerations).toEqual([...spec.placement.tolerations!, ...NODE_LOST_TOLERATIONS]);
     expect(pod.affinity!.podAntiAffinity!.requiredDuringSchedulingIgnoredDuringExecution![0]).toEqual({
       labelSelector: { matchLabels: { [LABELS.runId]: 'rtest1' } },
       topologyKey: 'kubernetes.io/hostname',
@@ -132,6 +134,15 @@ describe('runner Job manifest', () => {
       valueFrom: { secretKeyRef: { name: 'api', key: 'token' } },
     });
     expect(container.env).toContainEqual({ name: 'K6D_RUNNER_INDEX', value: '2' });
+  });
+
+  it("gives -e values in the Pod's environment, last so they win, never on k6's command line", () => {
+    const withEnv = { ...spec, plan: planRun({ runners: 4, maxVUs: 40, env: { API_KEY: 'k-123' } }) };
+    const c = runnerJob(withEnv, withEnv.plan.runners[0]!, { name: 'k6d-rtest1', uid: 'u-1' }).spec!.template
+      .spec!.containers[0]!;
+    expect(c.env!.at(-1)).toEqual({ name: 'API_KEY', value: 'k-123' });
+    expect(c.command!.join(' ')).not.toContain('k-123');
+    expect(c.command).toContain('--include-system-env-vars');
   });
 });
 

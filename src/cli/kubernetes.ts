@@ -1,0 +1,170 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Command, Option } from 'commander';
+import { deleteRun, KubernetesBackend } from '../backends/kubernetes/backend.ts';
+import { defaultNamespace, loadKubeConfig } from '../backends/kubernetes/kubeconfig.ts';
+import { ConfigurationError } from '../errors.ts';
+import { DEFAULTS } from '../inputs/defaults.ts';
+import {
+  KUBERNETES_INPUTS,
+  type KubernetesInput,
+  type KubernetesInputs,
+  kubernetesBackendOptions,
+  parseKubernetesInputs,
+} from '../inputs/kubernetes.ts';
+import type { Logger } from '../log.ts';
+import { newRunId } from '../run/plan.ts';
+
+/**
+ * The CLI's Kubernetes flags: every input of the run action's Kubernetes backend
+ * (inputs/kubernetes.ts) as `--<input>`, read and validated by the same code, so a flag takes the
+ * values the action input takes and its errors name the flag (`--spread: "x" is not one of …`).
+ * Two differences, as a command line expects: `--kubeconfig` is a file (as kubectl's), and the
+ * inputs an action takes as lines (`node-selector`, `env`, …) are flags given once per value.
+ */
+
+/** How each Kubernetes input appears as a flag: its value's name, help, default, and whether it repeats. */
+const FLAGS: Record<KubernetesInput, { value: string; help: string; repeat?: true; default?: string }> = {
+  kubeconfig: {
+    value: 'file',
+    help: 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)',
+  },
+  context: { value: 'name', help: 'kubeconfig context (default: the current one)' },
+  namespace: { value: 'name', help: "namespace of the runner Jobs (default: the context's, or default)" },
+  'runner-image': { value: 'image', help: 'container image of the runners', default: DEFAULTS.runnerImage },
+  env: { value: 'NAME=value', help: 'environment variable of the runner Pods (repeatable)', repeat: true },
+  'secret-env': {
+    value: 'NAME=secret/key',
+    help: 'environment variable from a Secret in the namespace (repeatable)',
+    repeat: true,
+  },
+  'node-selector': {
+    value: 'key=value',
+    help: 'node label the runners must land on (repeatable)',
+    repeat: true,
+  },
+  tolerations: { value: 'yaml', help: 'tolerations as a YAML list: [{key: pool, operator: Exists}]' },
+  spread: { value: 'mode', help: 'one-per-node, even or none', default: DEFAULTS.spread },
+  resources: { value: 'yaml', help: 'resources of each runner: {limits: {memory: 4Gi}}' },
+  'barrier-resources': { value: 'yaml', help: "resources of each runner's barrier container" },
+  sysctls: { value: 'name=value', help: 'sysctl of the runner Pods (repeatable)', repeat: true },
+  labels: { value: 'key=value', help: 'extra label of every object of the run (repeatable)', repeat: true },
+  'pod-annotations': { value: 'key=value', help: 'annotation of the runner Pods (repeatable)', repeat: true },
+  'image-pull-secrets': {
+    value: 'names',
+    help: 'Secrets to pull the runner image with, comma-separated (repeatable)',
+    repeat: true,
+  },
+  'service-account': { value: 'name', help: 'ServiceAccount of the runner Pods (its token is not mounted)' },
+  'priority-class': { value: 'name', help: 'PriorityClass of the runner Pods' },
+  'schedule-timeout': {
+    value: 's',
+    help: 'seconds a runner Pod may stay unschedulable',
+    default: String(DEFAULTS.scheduleTimeoutS),
+  },
+  cleanup: {
+    value: 'policy',
+    help: 'always, on-success (keep them when a runner failed) or never',
+    default: DEFAULTS.cleanup,
+  },
+};
+
+const flagOf = (input: KubernetesInput) => `--${input}`;
+
+/** Adds `--backend` and every Kubernetes flag to `command`, under a help group of their own. */
+export function addKubernetesOptions(command: Command): Command {
+  command.addOption(
+    new Option(
+      '--backend <backend>',
+      'local (k6 processes here) or kubernetes (runner Jobs on a cluster)',
+    ).default(DEFAULTS.cliBackend),
+  );
+  for (const input of KUBERNETES_INPUTS) {
+    const flag = FLAGS[input];
+    const option = new Option(`${flagOf(input)} <${flag.value}>`, flag.help).helpGroup(
+      'Kubernetes (with --backend kubernetes):',
+    );
+    if (flag.repeat)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    if (flag.default !== undefined) option.default(flag.default);
+    command.addOption(option);
+  }
+  return command;
+}
+
+/** The attribute commander stores a flag's value under (`--node-selector` -> `nodeSelector`). */
+function attribute(input: KubernetesInput): string {
+  return new Option(`${flagOf(input)} <v>`).attributeName();
+}
+
+/**
+ * Reads the Kubernetes flags of a parsed `run` command.
+ * @returns the validated inputs with `--backend kubernetes`; undefined with `--backend local`.
+ * @throws ConfigurationError naming the flag: an invalid value, an unknown backend, or a Kubernetes
+ *   flag given with the local backend (it would be ignored without a word).
+ */
+export function readKubernetesFlags(command: Command): KubernetesInputs | undefined {
+  const values = command.opts<Record<string, unknown>>();
+  const backend = values.backend;
+  if (backend !== 'local' && backend !== 'kubernetes')
+    throw new ConfigurationError(`--backend: "${String(backend)}" is not one of local, kubernetes`);
+  if (backend === 'local') {
+    const given = KUBERNETES_INPUTS.find((input) => command.getOptionValueSource(attribute(input)) === 'cli');
+    if (given) throw new ConfigurationError(`${flagOf(given)}: only with --backend kubernetes`);
+    return undefined;
+  }
+  return parseKubernetesInputs((input) => {
+    const value = values[attribute(input)];
+    return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
+  }, flagOf);
+}
+
+/** A Kubernetes run of the CLI: its credentials, namespace and run id, made before the preflight. */
+export interface KubernetesCliRun {
+  kc: KubeConfig;
+  namespace: string;
+  runId: string;
+  /** The backend of the run (for `runTest`). */
+  createBackend(): KubernetesBackend;
+  /** Deletes every object of the run without waiting for its Pods to go (a second Ctrl-C). */
+  deleteNow(): Promise<void>;
+}
+
+/**
+ * Loads the credentials the flags name and prepares the run.
+ * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
+ */
+export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): KubernetesCliRun {
+  const names = { kubeconfig: '--kubeconfig', context: '--context' };
+  let env = process.env;
+  if (inputs.kubeconfig) {
+    const file = path.resolve(inputs.kubeconfig);
+    if (!existsSync(file)) throw new ConfigurationError(`--kubeconfig: no file at ${inputs.kubeconfig}`);
+    env = { ...process.env, KUBECONFIG: file };
+  }
+  const kc = loadKubeConfig({ ...(inputs.context ? { context: inputs.context } : {}), names }, env);
+  const namespace = inputs.namespace ?? defaultNamespace(kc);
+  const runId = newRunId();
+  return {
+    kc,
+    namespace,
+    runId,
+    createBackend: () =>
+      new KubernetesBackend(kubernetesBackendOptions(inputs, { kc, namespace, runId, log })),
+    deleteNow: async () => {
+      await deleteRun(kc, namespace, runId, log, 0);
+    },
+  };
+}
+
+/**
+ * The backend names the action input a rejected value came from (`resources: creating the runners
+ * … failed (422 …)`, src/backends/kubernetes/api-errors.ts); on the command line that is the flag:
+ * the same error with `--resources:` in front. Any other error is returned as it is.
+ */
+export function withFlagNames(error: unknown): unknown {
+  if (!(error instanceof ConfigurationError) || error.constructor !== ConfigurationError) return error;
+  const input = KUBERNETES_INPUTS.find((name) => error.message.startsWith(`${name}: `));
+  return input ? new ConfigurationError(`--${error.message}`) : error;
+}

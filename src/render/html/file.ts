@@ -1,0 +1,21 @@
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import { type HtmlReportInput, renderHtmlReport } from './report.ts';
+
+/**
+ * Where the HTML report of a result goes: next to the result JSON, same name with `.html`
+ * (`k6-distributed-result.json` -> `k6-distributed-result.html`; a name without `.json` gets
+ * `.html` appended).
+ */
+export function htmlReportPath(resultPath: string): string {
+  const ext = path.extname(resultPath);
+  return ext.toLowerCase() === '.json' ? `${resultPath.slice(0, -ext.length)}.html` : `${resultPath}.html`;
+}
+
+/**
+ * Renders the self-contained HTML report (src/render/html/report.ts) and writes it atomically.
+ * @throws when the file cannot be written.
+ */
+export async function writeHtmlReport(file: string, input: HtmlReportInput): Promise<void> {
+  await writeFileAtomic(file, renderHtmlReport(input));
+}
