@@ -275,7 +275,10 @@ function kubeletPid(name: string): number {
 }
 let frozen: number | undefined;
 
-/** Waits until every node is Ready again and carries no node lifecycle taint (after a frozen kubelet). */
+/**
+ * Waits until every node is Ready again and carries no node lifecycle taint (after a frozen kubelet).
+ * @throws Error when that takes longer than `timeoutMs`.
+ */
 async function nodesReady(timeoutMs = 90_000): Promise<void> {
   const t0 = Date.now();
   for (;;) {
@@ -285,7 +288,10 @@ async function nodesReady(timeoutMs = 90_000): Promise<void> {
         n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
         !n.spec?.taints?.some((t) => t.key.startsWith('node.kubernetes.io/')),
     );
-    if (ready || Date.now() - t0 > timeoutMs) return;
+    if (ready) return;
+    // A node that did not come back would fail the next tests' placements instead of this case.
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`nodes not Ready and untainted ${timeoutMs} ms after the kubelet resumed`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
