@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { KubernetesBackend, type KubernetesBackendOptions } from '../../src/backends/kubernetes/backend.ts';
 import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
 import { parseRunConfig } from '../../src/config.ts';
@@ -79,6 +79,12 @@ async function run(
   };
   const { runners = 2, ...backend } = options;
   const out: Run = { logs };
+  // A run that outlives its test would leave Pods that fail every later test's leftover check:
+  // past 100 s it is interrupted (as a Ctrl-C: stop, collect, delete). Its log is printed when
+  // the test fails, so a cold CI run says where it stood.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), 100_000);
+  onTestFailed(() => console.log(`run ${runId}:\n${logs.join('\n')}`));
   try {
     out.result = await runTest(
       parseRunConfig({
@@ -103,10 +109,13 @@ async function run(
             log,
             ...backend,
           }),
+        signal: deadline.signal,
       },
     );
   } catch (error) {
     out.error = error as Error;
+  } finally {
+    clearTimeout(timer);
   }
   await started;
   return out;
