@@ -1,6 +1,8 @@
 /**
- * Scale benchmark of the aggregation path: parse the runners' summary exports, aggregate them, judge
- * the thresholds and render the markdown report, for 1, 10, 100 and 1,000 synthetic runners.
+ * Scale benchmark of the aggregation path: parse the runners' summaries, aggregate them, judge the
+ * thresholds and render the markdown report, for 1, 10, 100 and 1,000 synthetic runners. Runners
+ * write the compact summary (`compactSummary`, src/k6/summary.ts), made here from the same data by
+ * the same function; parsing k6's own `--summary-export` (the fallback) is timed beside it.
  * Each runner's summary looks like a real one: 9 built-in trends plus 5 custom ones, 6 trend
  * submetrics, counters, rates, gauges, 20 checks in two groups, every trend with the full
  * `--summary-trend-stats` grid (plan.ts), keys in that order and indented as k6 writes the file.
@@ -12,7 +14,7 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseRunnerSummary } from '../src/k6/summary.ts';
+import { compactSummary, parseRunnerSummary } from '../src/k6/summary.ts';
 import {
   evaluateThresholds,
   parseThresholds,
@@ -68,13 +70,13 @@ function lognormalAt(median: number, sigma: number, p: number): number {
   return median * Math.exp(sigma * (p < 0.5 ? -z : z));
 }
 
+/** Every runner's `--summary-trend-stats`, in the flag's order. */
+const STATS = summaryTrendStats(thresholdPercentiles(parseThresholds(THRESHOLDS))).split(',');
 /** The percentiles every runner reports, in the order of its `--summary-trend-stats` flag. */
-const PERCENTS = summaryTrendStats(thresholdPercentiles(parseThresholds(THRESHOLDS)))
-  .split(',')
-  .flatMap((stat) => {
-    const m = /^p\((.+)\)$/.exec(stat);
-    return m ? [Number(m[1])] : [];
-  });
+const PERCENTS = STATS.flatMap((stat) => {
+  const m = /^p\((.+)\)$/.exec(stat);
+  return m ? [Number(m[1])] : [];
+});
 
 /** One runner's `--summary-export` JSON (k6 writes it indented by 4 spaces). */
 function runnerSummary(index: number): string {
@@ -119,6 +121,26 @@ function runnerSummary(index: number): string {
   return JSON.stringify({ metrics, root_group: rootGroup }, null, 4);
 }
 
+/** The same runner's compact summary, as its entry module's handleSummary writes it. */
+function compactRunnerSummary(exported: string): string {
+  const doc = JSON.parse(exported) as {
+    metrics: Record<string, Record<string, number>>;
+    root_group: unknown;
+  };
+  const type = (v: Record<string, number>) =>
+    'avg' in v ? 'trend' : 'passes' in v ? 'rate' : 'rate' in v ? 'counter' : 'gauge';
+  return compactSummary({
+    metrics: Object.fromEntries(
+      Object.entries(doc.metrics).map(([name, values]) => [
+        name,
+        { type: type(values), contains: 'default', values },
+      ]),
+    ),
+    root_group: doc.root_group,
+    options: { summaryTrendStats: STATS },
+  });
+}
+
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -133,16 +155,23 @@ const rows: Array<{
   renderMs: number;
   totalMs: number;
   cpuMs: number;
+  /** Parsing k6's own --summary-export instead (the fallback), ms. */
+  exportParseMs: number;
 }> = [];
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
 for (const n of [1, 10, 100, 1000]) {
-  const texts = Array.from({ length: n }, (_, i) => runnerSummary(i));
+  const exports = Array.from({ length: n }, (_, i) => runnerSummary(i));
+  const texts = exports.map(compactRunnerSummary);
   const repeats = n >= 1000 ? 3 : n >= 100 ? 5 : 20;
   const samples: Array<[number, number, number, number, number]> = [];
+  const exportSamples: number[] = [];
   for (let r = 0; r < repeats; r++) {
+    const e0 = performance.now();
+    exports.map(parseRunnerSummary);
+    exportSamples.push(performance.now() - e0);
     const c0 = cpuMs();
     const t0 = performance.now();
     const summaries = texts.map(parseRunnerSummary);
@@ -192,23 +221,24 @@ for (const n of [1, 10, 100, 1000]) {
     renderMs: renderMs!,
     totalMs: parseMs! + aggregateMs! + thresholdsMs! + renderMs!,
     cpuMs: cpu!,
+    exportParseMs: median(exportSamples),
   };
   rows.push(row);
   console.log(
-    `${String(n).padStart(5)} runners: parse ${row.parseMs.toFixed(1)} ms, aggregate ${row.aggregateMs.toFixed(1)} ms, thresholds ${row.thresholdsMs.toFixed(2)} ms, render ${row.renderMs.toFixed(1)} ms, total ${row.totalMs.toFixed(1)} ms (CPU ${row.cpuMs.toFixed(1)} ms)`,
+    `${String(n).padStart(5)} runners: parse ${row.parseMs.toFixed(1)} ms, aggregate ${row.aggregateMs.toFixed(1)} ms, thresholds ${row.thresholdsMs.toFixed(2)} ms, render ${row.renderMs.toFixed(1)} ms, total ${row.totalMs.toFixed(1)} ms (CPU ${row.cpuMs.toFixed(1)} ms); parsing k6's export instead: ${row.exportParseMs.toFixed(1)} ms`,
   );
 }
 
 const md = [
   '# Scale: parse + aggregate + thresholds + render',
   '',
-  `Synthetic runner summaries: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks, ${thresholds.length} thresholds. Summaries as k6 writes them (keys in the flag's order, indented): ${Math.round(runnerSummary(0).length / 1024)} KiB each. Median of repeated runs, ms of wall time per stage; "CPU" is the process CPU time of the whole pass (the machine is shared by other jobs: wall times include their load; \`uptime\` load average when measured: ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores). Target: < 100 ms at 100 runners, < 1 s at 1,000.`,
+  `Synthetic runner summaries: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks, ${thresholds.length} thresholds. Summaries as runners write them: the compact summary of the entry module's handleSummary, ${Math.round(compactRunnerSummary(runnerSummary(0)).length / 1024)} KiB each ("parse"); k6's own \`--summary-export\` of the same data (keys in the flag's order, indented, ${Math.round(runnerSummary(0).length / 1024)} KiB, the fallback) is timed in the last column. Median of repeated runs, ms of wall time per stage; "CPU" is the process CPU time of the whole pass (the machine is shared by other jobs: wall times include their load; \`uptime\` load average when measured: ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores). Target: < 100 ms at 100 runners, < 1 s at 1,000.`,
   '',
-  '| runners | parse | aggregate | thresholds | render | total | CPU |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| runners | parse | aggregate | thresholds | render | total | CPU | parse of k6 export |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ...rows.map(
     (r) =>
-      `| ${r.runners} | ${r.parseMs.toFixed(1)} | ${r.aggregateMs.toFixed(1)} | ${r.thresholdsMs.toFixed(2)} | ${r.renderMs.toFixed(1)} | ${r.totalMs.toFixed(1)} | ${r.cpuMs.toFixed(1)} |`,
+      `| ${r.runners} | ${r.parseMs.toFixed(1)} | ${r.aggregateMs.toFixed(1)} | ${r.thresholdsMs.toFixed(2)} | ${r.renderMs.toFixed(1)} | ${r.totalMs.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.exportParseMs.toFixed(1)} |`,
   ),
   '',
 ].join('\n');

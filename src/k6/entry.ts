@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { compactSummary } from './summary.ts';
 
 /**
  * The generated modules k6 runs instead of the user's script (docs/equivalence-plan.md).
@@ -6,8 +7,10 @@ import path from 'node:path';
  * Runner entry module: every runner runs a module that re-exports the script (`export *`: options,
  * setup, teardown, every scenario's exec function) and overrides two exports locally (a local
  * export wins over `export *`, ECMAScript 16.2.1.6.3):
- * - `handleSummary`: a no-op returning `{}`, so a runner never runs the user's handleSummary on
- *   its slice (k6 still writes `--summary-export` whatever handleSummary returns);
+ * - `handleSummary`: never the user's (a runner's slice is not the test): it writes the runner's
+ *   compact summary (`compactSummary` in summary.ts) where {@link SUMMARY_OUT_ENV} says (a file,
+ *   or `stdout` on Kubernetes), or nothing when that is unset; k6 still writes `--summary-export`
+ *   whatever handleSummary returns, which stays the fallback on the local backend;
  * - `options`: the script's options with the consolidated thresholds of `k6 inspect`, each with
  *   `abortOnFail: false`, so a runner's slice never aborts the test (the orchestrator judges
  *   abortOnFail on the global aggregate, src/run/abort.ts). Keeping the thresholds keeps k6's
@@ -74,11 +77,22 @@ export function runnerEntryModule(options: {
     ...(options.runsDefault ? [`export { default } from ${from};`] : []),
     "// abortOnFail is judged on the whole test by the orchestrator, never on one runner's slice.",
     `export const options = Object.assign({}, user.options, { thresholds: ${JSON.stringify(options.thresholds)} });`,
-    "// A runner's slice is not the test: handleSummary() runs once, on the global data, after the run.",
-    'export function handleSummary() { return {}; }',
+    "// A runner's slice is not the test: the user's handleSummary() runs once, on the global data,",
+    '// after the run. A runner writes its compact summary for the aggregation instead.',
+    `const k6dCompactSummary = ${compactSummary.toString()};`,
+    'export function handleSummary(data) {',
+    `  const out = __ENV.${SUMMARY_OUT_ENV};`,
+    '  return out ? { [out]: k6dCompactSummary(data) } : {};',
+    '}',
     '',
   ].join('\n');
 }
+
+/**
+ * The environment variable that tells a runner's entry module where its handleSummary writes the
+ * compact summary: a file path, or `stdout` (k6's handleSummary keys).
+ */
+export const SUMMARY_OUT_ENV = 'K6D_SUMMARY_OUT';
 
 /** The environment variable that names the JSON file of the global summary data. */
 export const SUMMARY_DATA_ENV = 'K6D_SUMMARY_DATA';

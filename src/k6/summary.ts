@@ -2,10 +2,11 @@ import type { QuantileGrid } from '../result/quantiles.ts';
 import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result/result.ts';
 
 /**
- * One runner's end-of-test summary, read from the JSON k6 writes with `--summary-export`
+ * One runner's end-of-test summary, read from the compact summary its entry module writes
+ * ({@link compactSummary}: metric types given) or from the JSON k6 writes with `--summary-export`
  * (the legacy machine-readable summary: `{metrics: {name: values}, root_group}`).
  *
- * That format has no metric types, so they are told by their keys: `passes`/`fails` is a rate,
+ * The export has no metric types, so they are told by their keys: `passes`/`fails` is a rate,
  * `avg` a trend, `value` with `min`/`max` a gauge, `count` with `rate` a counter. A trend's
  * `count` and its `p(N)` grid are there because the runner ran with
  * `--summary-trend-stats count,min,max,avg,med,p(...)` (see plan.ts). k6 writes the thresholds of a
@@ -160,9 +161,122 @@ function parseGroup(raw: Raw): GroupResult {
   return { name: String(raw.name ?? ''), path: String(raw.path ?? ''), groups, checks };
 }
 
+/** The `format` of the compact runner summary ({@link compactSummary}). */
+export const COMPACT_SUMMARY_FORMAT = 'k6d-summary/1';
+
 /**
- * Parses the content of a runner's `--summary-export` file.
- * @throws Error when the JSON is not a k6 summary export.
+ * The compact runner summary, built inside k6 by the runner entry module's `handleSummary(data)`
+ * (src/k6/entry.ts embeds this function's source, so it must stay plain JavaScript that k6's
+ * runtime runs: no imports, nothing from outside). It carries what `--summary-export` carries, in
+ * a shape that parses several times faster: a trend's stats are one array in the order of
+ * `data.options.summaryTrendStats` (the runner's `--summary-trend-stats`), named once in `stats`,
+ * instead of ~170 `"p(…)": value` keys per trend (at 1,000 runners JSON.parse of k6's export alone
+ * took about 500 ms of the 1 s budget, bench/scale.ts). Other metrics keep k6's `values` object.
+ *
+ * Layout, so that it is read back from a Pod log as the export is (`extractSummary`): `{` and `}`
+ * alone on their lines, every line between them indented, one metric a line.
+ * @param data k6's handleSummary data object (`metrics[name] = {type, contains, values}`, `root_group`, `options`).
+ * @returns `{format, stats, metrics: {name: {type, contains, values}}, root_group}` as JSON text.
+ */
+export function compactSummary(data: {
+  metrics: Record<string, { type: string; contains?: string; values: Record<string, number> }>;
+  root_group?: unknown;
+  options?: { summaryTrendStats?: string[] };
+}): string {
+  const stats = data.options?.summaryTrendStats ?? [];
+  // The format string is written out (this function cannot see COMPACT_SUMMARY_FORMAT inside k6).
+  const lines = ['{', ' "format": "k6d-summary/1",', ` "stats": ${JSON.stringify(stats)},`, ' "metrics": {'];
+  const entries = Object.entries(data.metrics).map(([name, m]) => {
+    const values = m.type === 'trend' ? stats.map((stat) => m.values[stat]) : m.values;
+    return `  ${JSON.stringify(name)}: ${JSON.stringify({ type: m.type, contains: m.contains, values: values })}`;
+  });
+  if (entries.length > 0) lines.push(entries.join(',\n'));
+  lines.push(' },');
+  const group = JSON.stringify(data.root_group || {}, null, 1)
+    .split('\n')
+    .join('\n ');
+  lines.push(` "root_group": ${group}`);
+  lines.push('}');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Where a compact trend's stats are in its values array, for one `stats` list. */
+interface CompactLayout {
+  /** Index of each percentile, ascending by fraction. */
+  index: Int32Array;
+  /** The percentiles' fractions (shared, read-only, by every grid of this layout). */
+  fractions: Float64Array;
+  count: number;
+  min: number;
+  max: number;
+  avg: number;
+}
+
+/** Layouts by `stats` list: every runner of a run has the same one. */
+const compactLayouts = new Map<string, CompactLayout>();
+
+function compactLayout(stats: string[]): CompactLayout {
+  const key = stats.join(',');
+  const known = compactLayouts.get(key);
+  if (known) return known;
+  const found: Array<[number, number]> = [];
+  stats.forEach((stat, i) => {
+    const fraction = percentileFraction(stat);
+    if (fraction !== undefined) found.push([fraction, i]);
+  });
+  found.sort((a, b) => a[0] - b[0]);
+  const layout = {
+    index: Int32Array.from(found, ([, i]) => i),
+    fractions: Float64Array.from(found, ([f]) => f),
+    count: stats.indexOf('count'),
+    min: stats.indexOf('min'),
+    max: stats.indexOf('max'),
+    avg: stats.indexOf('avg'),
+  };
+  if (compactLayouts.size > 16) compactLayouts.clear();
+  compactLayouts.set(key, layout);
+  return layout;
+}
+
+function parseCompactMetric(name: string, raw: Raw, stats: string[]): RunnerMetric {
+  const values = raw.values;
+  if (raw.type === 'trend') {
+    if (!Array.isArray(values)) throw new Error(`compact summary of trend ${name} has no values array`);
+    const layout = compactLayout(stats);
+    if (layout.count < 0)
+      throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
+    const at = (i: number): number => {
+      const v = values[i];
+      return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+    };
+    const { index, fractions } = layout;
+    const points = new Float64Array(index.length);
+    for (let i = 0; i < index.length; i++) {
+      const v = values[index[i]!];
+      // k6 writes numbers; a missing one reads as NaN and is skipped by the merge.
+      points[i] = typeof v === 'number' ? v : Number.NaN;
+    }
+    const grid = packedGrid(at(layout.count), at(layout.min), at(layout.max), fractions, points);
+    return { type: 'trend', count: grid.count, min: grid.min, max: grid.max, avg: at(layout.avg), grid };
+  }
+  const v = (values ?? {}) as Raw;
+  switch (raw.type) {
+    case 'counter':
+      return { type: 'counter', count: num(v, 'count'), rate: num(v, 'rate') };
+    case 'gauge':
+      return { type: 'gauge', value: num(v, 'value'), min: num(v, 'min'), max: num(v, 'max') };
+    case 'rate':
+      return { type: 'rate', passes: num(v, 'passes'), fails: num(v, 'fails') };
+    default:
+      throw new Error(`summary metric ${name} has an unknown type: ${String(raw.type)}`);
+  }
+}
+
+/**
+ * Parses a runner's summary: the compact one its entry module's handleSummary writes
+ * ({@link compactSummary}), or k6's own `--summary-export` (the fallback when handleSummary did not
+ * write, e.g. a script whose `handleSummaryTimeout` was too short).
+ * @throws Error when the JSON is neither.
  */
 export function parseRunnerSummary(json: string): RunnerSummary {
   const doc = JSON.parse(json) as Raw;
@@ -170,8 +284,15 @@ export function parseRunnerSummary(json: string): RunnerSummary {
     throw new Error('not a k6 summary export: no "metrics" object');
   }
   const metrics: Record<string, RunnerMetric> = {};
-  for (const [name, raw] of Object.entries(doc.metrics as Record<string, Raw>)) {
-    metrics[name] = parseMetric(name, raw);
+  if (doc.format === COMPACT_SUMMARY_FORMAT) {
+    const stats = Array.isArray(doc.stats) ? doc.stats.map(String) : [];
+    for (const [name, raw] of Object.entries(doc.metrics as Record<string, Raw>)) {
+      metrics[name] = parseCompactMetric(name, raw, stats);
+    }
+  } else {
+    for (const [name, raw] of Object.entries(doc.metrics as Record<string, Raw>)) {
+      metrics[name] = parseMetric(name, raw);
+    }
   }
   let durationS: number | undefined;
   for (const m of Object.values(metrics)) {

@@ -1,4 +1,6 @@
 import type { V1ConfigMap, V1Job, V1Toleration } from '@kubernetes/client-node';
+import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
+import { COMPACT_SUMMARY_FORMAT } from '../../k6/summary.ts';
 import { type RunnerPlan, type RunPlan, runnerArgs } from '../../run/plan.ts';
 
 /**
@@ -38,8 +40,13 @@ export const PATHS = {
   archive: '/k6d/archive/archive.tar',
   barrierScript: '/k6d/archive/barrier.js',
   workDir: '/k6d/work',
-  /** k6 writes the summary export to its stdout: it lands in the Pod log (see {@link extractSummary}). */
-  summary: '/dev/stdout',
+  /**
+   * k6's summary export goes to the scratch folder, where nothing reads it: the runner's summary is
+   * the compact one its entry module's handleSummary prints to stdout, into the Pod log (see
+   * {@link extractSummary}). Both on stdout broke both: k6 writes them through two file handles
+   * of one pipe, and a run lost runner 0's summary to the interleaving.
+   */
+  summary: '/k6d/work/summary.json',
 } as const;
 
 /** The container names of a runner Pod. */
@@ -151,43 +158,53 @@ export interface RunSpec extends PodOptions {
 }
 
 /**
- * Splits a runner's Pod log into the summary export k6 wrote to its stdout and the rest (k6's own
- * lines). k6 writes the export as indented JSON (`{` and `}` alone on their lines, every line in
- * between indented); a Pod log merges stdout and stderr line by line in arrival order, so a log
- * line of k6's (never indented) may land inside it and is set aside. The last such block that
- * parses as a summary (it has `metrics`) wins.
+ * Splits a runner's Pod log into its summary and the rest (k6's own lines). Two summaries may be
+ * there, both written to stdout as indented JSON (`{` and `}` alone on their lines, every line in
+ * between indented): the compact one of the entry module's handleSummary (`format`
+ * {@link COMPACT_SUMMARY_FORMAT}), which is preferred, and k6's `--summary-export`, the fallback.
+ * A Pod log merges stdout and stderr line by line in arrival order, so a log line of k6's (never
+ * indented) may land inside a block and is set aside. Of each kind the last block that parses as a
+ * summary (it has `metrics`) counts; the lines of both are left out of the rest.
  */
 export function extractSummary(log: string): { summary?: string; rest: string } {
   const lines = log.split('\n');
+  const used = new Set<number>();
+  let compact: string | undefined;
+  let exported: string | undefined;
   for (
     let start = lines.lastIndexOf('{');
-    start >= 0;
+    start >= 0 && compact === undefined;
     start = start > 0 ? lines.lastIndexOf('{', start - 1) : -1
   ) {
+    if (used.has(start)) continue;
     const body = ['{'];
-    const used = new Set([start]);
+    const block = [start];
     for (let i = start + 1; i < lines.length; i++) {
       const line = lines[i]!;
       if (line === '}' || line === '}\r') {
         body.push('}');
-        used.add(i);
+        block.push(i);
         try {
-          const parsed = JSON.parse(body.join('\n')) as { metrics?: unknown };
+          const parsed = JSON.parse(body.join('\n')) as { metrics?: unknown; format?: unknown };
           if (parsed && typeof parsed === 'object' && parsed.metrics) {
-            return { summary: body.join('\n'), rest: lines.filter((_, j) => !used.has(j)).join('\n') };
+            for (const j of block) used.add(j);
+            if (parsed.format === COMPACT_SUMMARY_FORMAT) compact = body.join('\n');
+            else exported ??= body.join('\n');
           }
         } catch {
-          // not the export: look further up
+          // not a summary: look further up
         }
         break;
       }
       if (/^\s/.test(line)) {
         body.push(line);
-        used.add(i);
+        block.push(i);
       }
     }
   }
-  return { rest: log };
+  const summary = compact ?? exported;
+  if (summary === undefined) return { rest: log };
+  return { summary, rest: lines.filter((_, j) => !used.has(j)).join('\n') };
 }
 
 /** Labels of every object of the run. */
@@ -288,6 +305,8 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     { name: 'K6_NO_USAGE_REPORT', value: 'true' },
     { name: 'TMPDIR', value: PATHS.workDir },
     { name: 'K6D_RUNNER_INDEX', value: String(runner.index) },
+    // The entry module's handleSummary prints the compact summary to stdout: the Pod log.
+    { name: SUMMARY_OUT_ENV, value: 'stdout' },
     { name: 'K6D_RUNNERS', value: String(spec.plan.runners.length) },
     ...(spec.env ?? []).map((e) =>
       'value' in e

@@ -4,6 +4,7 @@ import { type FileHandle, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import getPort from 'get-port';
+import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
 import { type RunPlan, runnerArgs } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
@@ -86,8 +87,10 @@ export async function readLogTail(file: string, lines: number): Promise<string> 
 
 /**
  * The local backend: every runner is a k6 child process on this machine, with its REST API on a
- * free loopback port, its log in `workDir/runner-<i>.log` and its summary in
- * `workDir/runner-<i>-summary.json`. Each process gets `K6D_RUNNER_INDEX` (0-based) and
+ * free loopback port, its log in `workDir/runner-<i>.log`, its compact summary in
+ * `workDir/runner-<i>-summary.k6d.json` (written by the entry module's handleSummary, named by
+ * `K6D_SUMMARY_OUT`) and k6's export in `workDir/runner-<i>-summary.json` (the fallback). Each
+ * process gets `K6D_RUNNER_INDEX` (0-based) and
  * `K6D_RUNNERS` in its environment (visible to the script as `__ENV`).
  *
  * Each runner leads its own process group (`detached`): a terminal's Ctrl-C reaches only the
@@ -125,6 +128,7 @@ export class LocalBackend implements Backend {
       const port = await getPort({ host: '127.0.0.1' });
       const logPath = path.join(this.workDir, `runner-${runnerPlan.index}.log`);
       const summaryPath = path.join(this.workDir, `runner-${runnerPlan.index}-summary.json`);
+      const compactPath = path.join(this.workDir, `runner-${runnerPlan.index}-summary.k6d.json`);
       const args = runnerArgs(plan, runnerPlan, {
         archive: archivePath,
         summary: summaryPath,
@@ -141,6 +145,7 @@ export class LocalBackend implements Backend {
           ...plan.env,
           K6_NO_USAGE_REPORT: 'true',
           K6D_RUNNER_INDEX: String(runnerPlan.index),
+          [SUMMARY_OUT_ENV]: compactPath,
           K6D_RUNNERS: String(plan.runners.length),
         },
       });
@@ -184,7 +189,10 @@ export class LocalBackend implements Backend {
           if (!entry.done) signalRunner(child, 'SIGTERM');
         },
         collect: async () => {
-          const summary = await readFile(summaryPath, 'utf8').catch(() => undefined);
+          // The compact summary the entry module's handleSummary wrote; k6's export when it did not.
+          const summary =
+            (await readFile(compactPath, 'utf8').catch(() => undefined)) ??
+            (await readFile(summaryPath, 'utf8').catch(() => undefined));
           const logTail = await readLogTail(logPath, LOG_TAIL_LINES);
           return summary === undefined ? { logTail } : { summary, logTail };
         },

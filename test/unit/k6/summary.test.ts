@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { COMPACT_SUMMARY_FORMAT, compactSummary, parseRunnerSummary } from '../../../src/k6/summary.ts';
 import { mergePercentiles } from '../../../src/result/quantiles.ts';
 
 describe('parseRunnerSummary', () => {
@@ -41,5 +41,46 @@ describe('parseRunnerSummary', () => {
   it('refuses a trend without its count, naming it', () => {
     const json = JSON.stringify({ metrics: { t: { min: 1, max: 2, avg: 1.5, 'p(50)': 1.5 } } });
     expect(() => parseRunnerSummary(json)).toThrow(/summary of trend t has no count/);
+  });
+
+  it('reads the compact summary: trends as arrays in the stats order, a stat k6 left out skipped', () => {
+    const text = compactSummary({
+      options: { summaryTrendStats: ['count', 'min', 'max', 'avg', 'med', 'p(99)', 'p(10)', 'p(50)'] },
+      metrics: {
+        // 'p(10)' missing (k6 would give every stat; a gap must not read as 0).
+        'http_req_duration{name:a}': {
+          type: 'trend',
+          contains: 'time',
+          values: { count: 100, min: 1, max: 100, avg: 20, med: 10, 'p(99)': 90, 'p(50)': 10 },
+        },
+        http_reqs: { type: 'counter', contains: 'default', values: { count: 100, rate: 10 } },
+        vus: { type: 'gauge', contains: 'default', values: { value: 2, min: 1, max: 3 } },
+        checks: { type: 'rate', contains: 'default', values: { rate: 0.5, passes: 1, fails: 1 } },
+      },
+      root_group: {
+        name: '',
+        path: '',
+        id: 'x',
+        groups: [],
+        checks: [{ name: 'ok', path: '::ok', id: 'y', passes: 1, fails: 1 }],
+      },
+    });
+    const lines = text.trimEnd().split('\n');
+    // As extractSummary reads a Pod log: braces alone, everything between indented.
+    expect([lines[0], lines.at(-1)]).toEqual(['{', '}']);
+    expect(lines.slice(1, -1).every((l) => /^\s/.test(l))).toBe(true);
+    expect(JSON.parse(text).format).toBe(COMPACT_SUMMARY_FORMAT);
+    const summary = parseRunnerSummary(text);
+    const trend = summary.metrics['http_req_duration{name:a}']!;
+    expect(trend).toMatchObject({ type: 'trend', count: 100, min: 1, max: 100, avg: 20 });
+    if (trend.type !== 'trend') return;
+    const [p50, p99] = mergePercentiles([trend.grid], [50, 99]);
+    expect(p50).toBe(10);
+    expect(p99).toBeCloseTo(90, 9);
+    expect(summary.metrics.http_reqs).toEqual({ type: 'counter', count: 100, rate: 10 });
+    expect(summary.metrics.vus).toEqual({ type: 'gauge', value: 2, min: 1, max: 3 });
+    expect(summary.metrics.checks).toEqual({ type: 'rate', passes: 1, fails: 1 });
+    expect(summary.durationS).toBe(10);
+    expect(summary.rootGroup.checks).toEqual([{ name: 'ok', path: '::ok', passes: 1, fails: 1 }]);
   });
 });
