@@ -11,7 +11,8 @@ import { compactSummary } from './summary.ts';
  *   compact summary (`compactSummary` in summary.ts) where {@link SUMMARY_OUT_ENV} says (a file,
  *   or `stdout` on Kubernetes), or nothing when that is unset; k6 still writes `--summary-export`
  *   whatever handleSummary returns, which stays the fallback on the local backend;
- * - `options`: the script's options with the consolidated thresholds of `k6 inspect`, each with
+ * - `options`: the script's options with `handleSummaryTimeout` at k6's default (the runner's
+ *   handleSummary is ours) and the consolidated thresholds of `k6 inspect`, each with
  *   `abortOnFail: false`, so a runner's slice never aborts the test (the orchestrator judges
  *   abortOnFail on the global aggregate, src/run/abort.ts). Keeping the thresholds keeps k6's
  *   submetrics in the summary export and the per-metric `tainted` flag of `/v1/metrics`.
@@ -57,6 +58,13 @@ export function withoutAbortOnFail(thresholds: Record<string, unknown[]>): Recor
 }
 
 /**
+ * A runner's `handleSummaryTimeout`: k6's default (`lib/options.go`, 2 minutes). A script's own
+ * (say `1ms`) would otherwise cut the runner's summary short, and with it k6's export, so that
+ * no runner left a summary.
+ */
+export const RUNNER_HANDLE_SUMMARY_TIMEOUT = '120s';
+
+/**
  * Source of the runner entry module.
  * @param options.script path of the user's script (made absolute).
  * @param options.thresholds the thresholds every runner gets (already without abortOnFail), never
@@ -76,7 +84,9 @@ export function runnerEntryModule(options: {
     `export * from ${from};`,
     ...(options.runsDefault ? [`export { default } from ${from};`] : []),
     "// abortOnFail is judged on the whole test by the orchestrator, never on one runner's slice.",
-    `export const options = Object.assign({}, user.options, { thresholds: ${JSON.stringify(options.thresholds)} });`,
+    "// The runner's handleSummary is ours (its summary for the aggregation): the script's",
+    '// handleSummaryTimeout is for its own handleSummary, which the summary module runs.',
+    `export const options = Object.assign({}, user.options, { thresholds: ${JSON.stringify(options.thresholds)}, handleSummaryTimeout: '${RUNNER_HANDLE_SUMMARY_TIMEOUT}' });`,
     "// A runner's slice is not the test: the user's handleSummary() runs once, on the global data,",
     '// after the run. A runner writes its compact summary for the aggregation instead.',
     `const k6dCompactSummary = ${compactSummary.toString()};`,

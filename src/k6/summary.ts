@@ -24,6 +24,8 @@ export interface RunnerSummary {
   rootGroup: GroupResult;
   /** The runner's own test run duration in s, from a counter's count/rate; undefined when no counter ticked. */
   durationS?: number;
+  /** Set when this was read from k6's `--summary-export`, not from the compact summary. */
+  fromExport?: true;
 }
 
 type Raw = Record<string, unknown>;
@@ -302,7 +304,12 @@ export function parseRunnerSummary(json: string): RunnerSummary {
     }
   }
   const rootGroup = parseGroup((doc.root_group ?? {}) as Raw);
-  return durationS === undefined ? { metrics, rootGroup } : { metrics, rootGroup, durationS };
+  return {
+    metrics,
+    rootGroup,
+    ...(durationS === undefined ? {} : { durationS }),
+    ...(doc.format === COMPACT_SUMMARY_FORMAT ? {} : { fromExport: true as const }),
+  };
 }
 
 /** k6's built-in metrics and what they contain (https://grafana.com/docs/k6/latest/using-k6/metrics/reference/). */

@@ -15,6 +15,8 @@ export interface Collected {
   summaries: Array<RunnerSummary | undefined>;
   /** One `incomplete` failure per runner whose share is missing from the aggregate. */
   failures: Failure[];
+  /** Runners read from k6's `--summary-export` because they wrote no compact summary (slower to parse). */
+  fromExport: number[];
 }
 
 /**
@@ -44,7 +46,8 @@ export async function collectAll(runners: readonly Runner[]): Promise<Collected>
       return undefined;
     }
   });
-  return { leftovers, summaries, failures };
+  const fromExport = summaries.flatMap((s, i) => (s?.fromExport ? [i] : []));
+  return { leftovers, summaries, failures, fromExport };
 }
 
 /**

@@ -215,6 +215,11 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     });
     // Every summary is read before anything is cleaned up.
     const collected = await collectAll(launched.runners);
+    if (collected.fromExport.length > 0) {
+      log.info(
+        `runner ${collected.fromExport.join(', ')}: no compact summary (its handleSummary did not finish), k6's summary export read instead`,
+      );
+    }
     await backend.cleanup();
     const timeline = monitored.progress.finish(monitored.endedAtMs, collected.summaries);
     // As in k6, the test's duration holds setup() and teardown() (k6 marks the start before setup

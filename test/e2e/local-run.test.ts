@@ -59,6 +59,8 @@ export default function () {
     const before = target.arrivals.length;
     const run = await runCli(['run', script, '--runners', '3', '--', '-e', `TARGET=${target.url}`]);
     expect(run.code, run.stderr).toBe(0);
+    // Every runner's compact summary was read (the bundled entry module's handleSummary ran in k6).
+    expect(run.stdout + run.stderr).not.toContain('no compact summary');
     const vus = new Set(
       target.arrivals
         .slice(before)
@@ -184,6 +186,21 @@ export default function () { check(http.get(__ENV.TARGET + '/t'), { 'is 200': (r
     expect(run.result!.runners.every((r) => r.ok && r.requests === 100)).toBe(true);
     expect(run.stdout).toContain('❌ failed');
     expect(run.stdout).toMatch(/`http_reqs` \| `count<150` \| 400 \| ❌ fail/);
+  });
+
+  it("keeps every runner's data when the script's handleSummaryTimeout is shorter than a runner's summary takes", async () => {
+    // The script's timeout is for its own handleSummary; k6 passes with it (exit 0), and so must we.
+    const script = writeScript(`
+import http from 'k6/http';
+export const options = { vus: 2, iterations: 10, handleSummaryTimeout: '1ms', thresholds: { http_reqs: ['count==10'] } };
+export default function () { http.get(__ENV.TARGET + '/hst'); }
+`);
+    const run = await runCli(['run', script, '--runners', '2', '--', '-e', `TARGET=${target.url}`]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.result!.failures).toEqual([]);
+    expect(run.result!.thresholds.map((t) => [t.expression, t.ok, t.observed])).toEqual([
+      ['count==10', true, 10],
+    ]);
   });
 
   it('names a runner that fails mid-test and stops the others', async () => {

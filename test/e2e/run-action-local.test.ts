@@ -30,6 +30,8 @@ export default function () { http.get(__ENV.TARGET + '/api/items'); }
       'k6-args': `-e "TARGET=${target.url}"`,
     });
     expect(step.code, step.stdout).toBe(0);
+    // The bundled entry module's handleSummary ran inside k6: every runner's compact summary was read.
+    expect(step.stdout).not.toContain('no compact summary');
     expect(step.outputs.verdict).toBe('passed');
     expect(step.outputs['thresholds-ok']).toBe('true');
     expect(step.outputs['result-path']).toBe('k6-distributed-result.json');
