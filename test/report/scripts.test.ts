@@ -27,6 +27,7 @@ import {
   REPO,
   REPO_PATH,
   serveArtifact,
+  serveForkBundlePost,
   testGitHub,
   useNock,
   workflowRun,
@@ -314,27 +315,16 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
       job: 'comment',
       workflowRunId: 9100,
     });
-    let posted = '';
-    const scope2 = nock(API)
-      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
-      .query({ name: 'k6-distributed-report-default', per_page: '100' })
-      .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
-    const blob2 = serveArtifact(scope2, 8101, {
+    const {
+      scope: scope2,
+      blob: blob2,
+      posted: postedBody,
+    } = serveForkBundlePost(fork.pull_request, {
       'report.json': JSON.stringify(bundle),
       'report.md': 'not this',
     });
-    scope2
-      .get(`${REPO_PATH}/pulls/2`)
-      .reply(200, { ...fork.pull_request, number: 2, state: 'open' })
-      .get(COMMENTS)
-      .query({ per_page: '100' })
-      .reply(200, [])
-      .post(COMMENTS, (b: { body: string }) => {
-        posted = b.body;
-        return true;
-      })
-      .reply(201, comment(90, 'x'));
     const outcome2 = await report(inputs({ mode: 'post-bundle' }), post.deps);
+    const posted = postedBody();
     expect(outcome2.failure).toBeUndefined(); // the PR run's own check fails, not this one
     expect(outcome2.outputs).toMatchObject({
       mode: 'post-bundle',

@@ -262,3 +262,32 @@ export function nockBaseRuns(
     .query(BASELINE_RUNS_QUERY)
     .reply(200, workflowRuns(runs.newest));
 }
+
+/**
+ * The REST calls of `post-bundle` for a fork's pull request #2: the report bundle artifact 8101 of
+ * the fork's run 9000 (holding `files`), the pull request (open), no comment yet, and the new
+ * comment (id 90), whose body is captured.
+ * @param pullRequest the fork's `pull_request` payload.
+ * @returns the API scope, the blob scope, and the posted body once posted.
+ */
+export function serveForkBundlePost(pullRequest: object, files: Record<string, string>) {
+  let posted = '';
+  const comments = `${REPO_PATH}/issues/2/comments`;
+  const scope = nock(API)
+    .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+    .query({ name: 'k6-distributed-report-default', per_page: '100' })
+    .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+  const blob = serveArtifact(scope, 8101, files);
+  scope
+    .get(`${REPO_PATH}/pulls/2`)
+    .reply(200, { ...pullRequest, number: 2, state: 'open' })
+    .get(comments)
+    .query({ per_page: '100' })
+    .reply(200, [])
+    .post(comments, (b: { body: string }) => {
+      posted = b.body;
+      return true;
+    })
+    .reply(201, comment(90, 'x'));
+  return { scope, blob, posted: () => posted };
+}
