@@ -81,6 +81,7 @@ function sortScratch(n: number): void {
   }
 }
 
+/** A {@link QuantileGrid} held packed; `points` is built only when someone reads it. */
 class PackedGrid implements QuantileGrid {
   readonly count: number;
   readonly min: number;
@@ -98,17 +99,6 @@ class PackedGrid implements QuantileGrid {
     this.#points ??= Array.from(fractions, (f, i): [number, number] => [f, values[i]!]);
     return this.#points;
   }
-}
-
-/** A {@link QuantileGrid} held packed; `points` is built only when someone reads it. */
-function packedGrid(
-  count: number,
-  min: number,
-  max: number,
-  fractions: Float64Array,
-  values: Float64Array,
-): QuantileGrid {
-  return new PackedGrid(count, min, max, fractions, values);
 }
 
 function parseMetric(name: string, raw: Raw): RunnerMetric {
@@ -133,21 +123,44 @@ function parseMetric(name: string, raw: Raw): RunnerMetric {
     if (!('count' in raw))
       throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
     if (!sorted) sortScratch(n);
-    const grid = packedGrid(
-      num(raw, 'count'),
-      num(raw, 'min'),
-      num(raw, 'max'),
+    return trendMetric(
+      [num(raw, 'count'), num(raw, 'min'), num(raw, 'max'), num(raw, 'avg')],
       scratchF.slice(0, n),
       scratchV.slice(0, n),
     );
-    return { type: 'trend', count: grid.count, min: grid.min, max: grid.max, avg: num(raw, 'avg'), grid };
   }
-  if ('passes' in raw || 'fails' in raw)
-    return { type: 'rate', passes: num(raw, 'passes'), fails: num(raw, 'fails') };
-  if ('value' in raw)
-    return { type: 'gauge', value: num(raw, 'value'), min: num(raw, 'min'), max: num(raw, 'max') };
-  if ('count' in raw) return { type: 'counter', count: num(raw, 'count'), rate: num(raw, 'rate') };
-  throw new Error(`summary metric ${name} has an unknown shape: ${Object.keys(raw).join(', ')}`);
+  // The export has no types: a rate has passes/fails, a gauge value, a counter count.
+  const type =
+    'passes' in raw || 'fails' in raw ? 'rate' : 'value' in raw ? 'gauge' : 'count' in raw ? 'counter' : '';
+  if (!type) throw new Error(`summary metric ${name} has an unknown shape: ${Object.keys(raw).join(', ')}`);
+  return valueMetric(name, type, raw);
+}
+
+/** A trend from its `[count, min, max, avg]` and its percentile grid (fractions ascending, values). */
+function trendMetric(
+  [count, min, max, avg]: [number, number, number, number],
+  fractions: Float64Array,
+  values: Float64Array,
+): RunnerMetric {
+  return { type: 'trend', count, min, max, avg, grid: new PackedGrid(count, min, max, fractions, values) };
+}
+
+/**
+ * A counter, gauge or rate from k6's values object of that metric (the same in the export and in
+ * handleSummary's data): `{count, rate}`, `{value, min, max}`, `{passes, fails}`.
+ * @throws Error naming the metric when the type is none of those.
+ */
+function valueMetric(name: string, type: unknown, v: Raw): RunnerMetric {
+  switch (type) {
+    case 'counter':
+      return { type: 'counter', count: num(v, 'count'), rate: num(v, 'rate') };
+    case 'gauge':
+      return { type: 'gauge', value: num(v, 'value'), min: num(v, 'min'), max: num(v, 'max') };
+    case 'rate':
+      return { type: 'rate', passes: num(v, 'passes'), fails: num(v, 'fails') };
+    default:
+      throw new Error(`summary metric ${name} has an unknown type: ${String(type)}`);
+  }
 }
 
 function parseGroup(raw: Raw): GroupResult {
@@ -258,20 +271,9 @@ function parseCompactMetric(name: string, raw: Raw, stats: string[]): RunnerMetr
       // k6 writes numbers; a missing one reads as NaN and is skipped by the merge.
       points[i] = typeof v === 'number' ? v : Number.NaN;
     }
-    const grid = packedGrid(at(layout.count), at(layout.min), at(layout.max), fractions, points);
-    return { type: 'trend', count: grid.count, min: grid.min, max: grid.max, avg: at(layout.avg), grid };
+    return trendMetric([at(layout.count), at(layout.min), at(layout.max), at(layout.avg)], fractions, points);
   }
-  const v = (values ?? {}) as Raw;
-  switch (raw.type) {
-    case 'counter':
-      return { type: 'counter', count: num(v, 'count'), rate: num(v, 'rate') };
-    case 'gauge':
-      return { type: 'gauge', value: num(v, 'value'), min: num(v, 'min'), max: num(v, 'max') };
-    case 'rate':
-      return { type: 'rate', passes: num(v, 'passes'), fails: num(v, 'fails') };
-    default:
-      throw new Error(`summary metric ${name} has an unknown type: ${String(raw.type)}`);
-  }
+  return valueMetric(name, raw.type, (values ?? {}) as Raw);
 }
 
 /**
