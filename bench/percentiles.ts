@@ -5,7 +5,8 @@
  * compares the merged p50..p99.99 of http_req_duration with the exact percentile of all samples,
  * beside the mean of the runners' own percentiles, and checks the rank error (the merged value
  * must lie between the raw percentiles at p − 0.02 and p + 0.02 points).
- * Writes bench/results/percentiles.{json,md}.
+ * Writes bench/results/percentiles.{json,md}; with BENCH_SAMPLES=file, also every run's raw samples
+ * by runner (JSON), which `bench/grid.ts` replays to compare quantile grids offline.
  *
  *   npm run bench:percentiles
  */
@@ -65,6 +66,20 @@ async function samplesOf(file: string): Promise<number[]> {
   return out.sort((a, b) => a - b);
 }
 
+/** The fractional rank (0-based) at which k6's interpolation of `sorted` reaches `value`. */
+function rankOf(sorted: number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  if (value <= sorted[0]!) return 0;
+  if (value >= sorted[hi]!) return hi;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= value) lo = mid;
+    else hi = mid;
+  }
+  return lo + (value - sorted[lo]!) / (sorted[hi]! - sorted[lo]!);
+}
+
 async function measure(shape: string, runners: number, target: Target, dir: string) {
   const file = path.join(dir, `script.js`);
   await writeFile(file, SHAPES[shape]!);
@@ -91,6 +106,10 @@ async function measure(shape: string, runners: number, target: Target, dir: stri
     const rankHigh = exactPercentile(all, Math.min(100, p + 0.02));
     return {
       percentile: p,
+      /** Rank of the merged value among all samples less the true rank p·(n−1), in samples. */
+      rankErrorSamples: rankOf(all, merged) - (p / 100) * (all.length - 1),
+      /** The ±0.02-point rank band, in samples. */
+      bandSamples: (0.02 / 100) * (all.length - 1),
       trueMs: truth,
       mergedMs: merged,
       mergedErrorPct: (100 * (merged - truth)) / truth,
@@ -98,9 +117,12 @@ async function measure(shape: string, runners: number, target: Target, dir: stri
       withinRank: merged >= rankLow && merged <= rankHigh,
     };
   });
+  if (process.env.BENCH_SAMPLES) kept.push({ shape, runners, perRunner });
   return { shape, runners, samples: all.length, rows };
 }
 
+/** Every run's raw samples by runner, written to $BENCH_SAMPLES for bench/grid.ts when it is set. */
+const kept: Array<{ shape: string; runners: number; perRunner: number[][] }> = [];
 const dir = path.join(os.tmpdir(), `k6d-bench-pct-${process.pid}`);
 await mkdir(dir, { recursive: true });
 const target = await startNodeTarget();
@@ -123,13 +145,13 @@ try {
 const md = [
   '# Global percentiles vs raw samples (real k6 runners, Node target on 127.0.0.1)',
   '',
-  `Odd-index runners are slower (the target delays their requests). Error of the merged value against the exact percentile of all samples; "mean" = mean of the runners' own percentiles; ✓ = merged value within the raw percentiles at p ± 0.02 points. Whole benchmark: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+  `Odd-index runners are slower (the target delays their requests). Error of the merged value against the exact percentile of all samples; "mean" = mean of the runners' own percentiles; ✓ = merged value within the raw percentiles at p ± 0.02 points; ✗ gives the merged value's rank error against the band, in samples. Whole benchmark: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
   '',
   `| shape | N | samples | ${REPORTED_PERCENTILES.map((p) => `p${p} merged / mean`).join(' | ')} |`,
   `| --- | ---: | ---: | ${REPORTED_PERCENTILES.map(() => '---:').join(' | ')} |`,
   ...runs.map(
     (r) =>
-      `| ${r.shape} | ${r.runners} | ${r.samples} | ${r.rows.map((x) => `${x.mergedErrorPct.toFixed(2)}% ${x.withinRank ? '✓' : '✗'} / ${x.averagedErrorPct.toFixed(2)}%`).join(' | ')} |`,
+      `| ${r.shape} | ${r.runners} | ${r.samples} | ${r.rows.map((x) => `${x.mergedErrorPct.toFixed(2)}% ${x.withinRank ? '✓' : `✗ (${x.rankErrorSamples.toFixed(0)} of ±${x.bandSamples.toFixed(0)} samples)`} / ${x.averagedErrorPct.toFixed(2)}%`).join(' | ')} |`,
   ),
   '',
 ].join('\n');
@@ -139,4 +161,5 @@ await writeFile(
   `${JSON.stringify({ at: new Date().toISOString(), runs }, null, 2)}\n`,
 );
 await writeFile(path.join(RESULTS, 'percentiles.md'), md);
+if (process.env.BENCH_SAMPLES) await writeFile(process.env.BENCH_SAMPLES, JSON.stringify(kept));
 console.log(md);

@@ -121,6 +121,9 @@ function runnerSummary(index: number): string {
   return JSON.stringify({ metrics, root_group: rootGroup }, null, 4);
 }
 
+/** k6/encoding's b64encode, in Node. */
+const nodeB64 = (buffer: ArrayBuffer) => Buffer.from(buffer).toString('base64');
+
 /** The same runner's compact summary, as its entry module's handleSummary writes it. */
 function compactRunnerSummary(exported: string): string {
   const doc = JSON.parse(exported) as {
@@ -129,16 +132,19 @@ function compactRunnerSummary(exported: string): string {
   };
   const type = (v: Record<string, number>) =>
     'avg' in v ? 'trend' : 'passes' in v ? 'rate' : 'rate' in v ? 'counter' : 'gauge';
-  return compactSummary({
-    metrics: Object.fromEntries(
-      Object.entries(doc.metrics).map(([name, values]) => [
-        name,
-        { type: type(values), contains: 'default', values },
-      ]),
-    ),
-    root_group: doc.root_group,
-    options: { summaryTrendStats: STATS },
-  });
+  return compactSummary(
+    {
+      metrics: Object.fromEntries(
+        Object.entries(doc.metrics).map(([name, values]) => [
+          name,
+          { type: type(values), contains: 'default', values },
+        ]),
+      ),
+      root_group: doc.root_group,
+      options: { summaryTrendStats: STATS },
+    },
+    nodeB64,
+  );
 }
 
 function median(values: number[]): number {

@@ -31,7 +31,7 @@ export interface Runner {
    * Ends a runner gracefully (SIGTERM), one whose test has ended and lingers, or one whose REST API
    * did not take the stop. Runners run with `--linger`: once its test has ended (status
    * 9 Ended, 10 Interrupted or 11 MarkedAsFailed) k6 keeps its REST API up until a signal, so that
-   * teardown() can run once after every runner finished; on SIGTERM it writes its summary export and
+   * teardown() can run once after every runner finished; on SIGTERM it writes its summary and
    * exits with its test's own code (0, 99, 103, 108, 110). Local: SIGTERM to the process; Kubernetes:
    * the Pod is deleted with its grace period (SIGTERM), its log followed to the end first. Resolves
    * once asked, not once exited (watch {@link exited}).

@@ -86,13 +86,20 @@ class PackedGrid implements QuantileGrid {
   readonly count: number;
   readonly min: number;
   readonly max: number;
-  readonly packed: { fractions: Float64Array; values: Float64Array };
+  readonly packed: { fractions: Float64Array; values: Float64Array; knots?: Float64Array };
   #points: Array<[number, number]> | undefined;
-  constructor(count: number, min: number, max: number, fractions: Float64Array, values: Float64Array) {
+  constructor(
+    count: number,
+    min: number,
+    max: number,
+    fractions: Float64Array,
+    values: Float64Array,
+    knots?: Float64Array,
+  ) {
     this.count = count;
     this.min = min;
     this.max = max;
-    this.packed = { fractions, values };
+    this.packed = knots ? { fractions, values, knots } : { fractions, values };
   }
   get points(): Array<[number, number]> {
     const { fractions, values } = this.packed;
@@ -136,13 +143,24 @@ function parseMetric(name: string, raw: Raw): RunnerMetric {
   return valueMetric(name, type, raw);
 }
 
-/** A trend from its `[count, min, max, avg]` and its percentile grid (fractions ascending, values). */
+/**
+ * A trend from its `[count, min, max, avg]` and its percentile grid (fractions ascending, values);
+ * `knots`, when given, is `[min, …values, max]` in one array (the values are a view into it).
+ */
 function trendMetric(
   [count, min, max, avg]: [number, number, number, number],
   fractions: Float64Array,
   values: Float64Array,
+  knots?: Float64Array,
 ): RunnerMetric {
-  return { type: 'trend', count, min, max, avg, grid: new PackedGrid(count, min, max, fractions, values) };
+  return {
+    type: 'trend',
+    count,
+    min,
+    max,
+    avg,
+    grid: new PackedGrid(count, min, max, fractions, values, knots),
+  };
 }
 
 /**
@@ -177,32 +195,49 @@ function parseGroup(raw: Raw): GroupResult {
 }
 
 /** The `format` of the compact runner summary ({@link compactSummary}). */
-export const COMPACT_SUMMARY_FORMAT = 'k6d-summary/1';
+export const COMPACT_SUMMARY_FORMAT = 'k6d-summary/2';
 
 /**
  * The compact runner summary, built inside k6 by the runner entry module's `handleSummary(data)`
  * (src/k6/entry.ts embeds this function's source, so it must stay plain JavaScript that k6's
  * runtime runs: no imports, nothing from outside). It carries what `--summary-export` carries, in
- * a shape that parses several times faster: a trend's stats are one array in the order of
- * `data.options.summaryTrendStats` (the runner's `--summary-trend-stats`), named once in `stats`,
- * instead of ~170 `"p(…)": value` keys per trend (at 1,000 runners JSON.parse of k6's export alone
- * took about 500 ms of the 1 s budget, bench/scale.ts). Other metrics keep k6's `values` object.
+ * a shape that parses several times faster: a trend's stats are the float64s of
+ * `data.options.summaryTrendStats` (the runner's `--summary-trend-stats`) in that order, named once
+ * in `stats`, packed little-endian and base64-encoded (a stat the data lacks is NaN), instead of
+ * ~300 `"p(…)": value` keys per trend. Packed, the values stay exact and JSON.parse reads one
+ * string instead of 300 numbers: at 1,000 runners parsing k6's export alone took about 600 ms of
+ * the 1 s budget (bench/scale.ts). Other metrics keep k6's `values` object.
  *
  * Layout, so that it is read back from a Pod log as the export is (`extractSummary`): `{` and `}`
  * alone on their lines, every line between them indented, one metric a line.
  * @param data k6's handleSummary data object (`metrics[name] = {type, contains, values}`, `root_group`, `options`).
+ * @param b64encode base64 (standard alphabet) of an ArrayBuffer: `b64encode` of k6/encoding inside
+ *   k6, `Buffer.from(buffer).toString('base64')` in Node.
  * @returns `{format, stats, metrics: {name: {type, contains, values}}, root_group}` as JSON text.
  */
-export function compactSummary(data: {
-  metrics: Record<string, { type: string; contains?: string; values: Record<string, number> }>;
-  root_group?: unknown;
-  options?: { summaryTrendStats?: string[] };
-}): string {
+export function compactSummary(
+  data: {
+    metrics: Record<string, { type: string; contains?: string; values: Record<string, number> }>;
+    root_group?: unknown;
+    options?: { summaryTrendStats?: string[] };
+  },
+  b64encode: (buffer: ArrayBuffer) => string,
+): string {
   const stats = data.options?.summaryTrendStats ?? [];
   // The format string is written out (this function cannot see COMPACT_SUMMARY_FORMAT inside k6).
-  const lines = ['{', ' "format": "k6d-summary/1",', ` "stats": ${JSON.stringify(stats)},`, ' "metrics": {'];
+  const lines = ['{', ' "format": "k6d-summary/2",', ` "stats": ${JSON.stringify(stats)},`, ' "metrics": {'];
+  // Typed arrays hold numbers in the platform's order; k6 and Node run on little-endian CPUs
+  // (amd64, arm64), and the parser checks the length.
   const entries = Object.entries(data.metrics).map(([name, m]) => {
-    const values = m.type === 'trend' ? stats.map((stat) => m.values[stat]) : m.values;
+    const values =
+      m.type === 'trend'
+        ? b64encode(
+            Float64Array.from(stats, (stat) => {
+              const v = m.values[stat];
+              return typeof v === 'number' ? v : Number.NaN;
+            }).buffer,
+          )
+        : m.values;
     return `  ${JSON.stringify(name)}: ${JSON.stringify({ type: m.type, contains: m.contains, values: values })}`;
   });
   if (entries.length > 0) lines.push(entries.join(',\n'));
@@ -225,6 +260,11 @@ interface CompactLayout {
   min: number;
   max: number;
   avg: number;
+  /**
+   * The stats hold `min, p(…) ascending, max` in a row (summaryTrendStats in plan.ts orders them
+   * so): a trend's knots are then a view of its packed values, nothing is copied.
+   */
+  contiguous: boolean;
 }
 
 /** Layouts by `stats` list: every runner of a run has the same one. */
@@ -240,40 +280,66 @@ function compactLayout(stats: string[]): CompactLayout {
     if (fraction !== undefined) found.push([fraction, i]);
   });
   found.sort((a, b) => a[0] - b[0]);
+  const min = stats.indexOf('min');
+  const max = stats.indexOf('max');
   const layout = {
     index: Int32Array.from(found, ([, i]) => i),
     fractions: Float64Array.from(found, ([f]) => f),
     count: stats.indexOf('count'),
-    min: stats.indexOf('min'),
-    max: stats.indexOf('max'),
+    min,
+    max,
     avg: stats.indexOf('avg'),
+    contiguous: min >= 0 && max === min + found.length + 1 && found.every(([, i], k) => i === min + 1 + k),
   };
   if (compactLayouts.size > 16) compactLayouts.clear();
   compactLayouts.set(key, layout);
   return layout;
 }
 
-function parseCompactMetric(name: string, raw: Raw, stats: string[]): RunnerMetric {
+function parseCompactMetric(name: string, raw: Raw, layout: CompactLayout, statCount: number): RunnerMetric {
   const values = raw.values;
   if (raw.type === 'trend') {
-    if (!Array.isArray(values)) throw new Error(`compact summary of trend ${name} has no values array`);
-    const layout = compactLayout(stats);
+    if (typeof values !== 'string') throw new Error(`compact summary of trend ${name} has no packed values`);
     if (layout.count < 0)
       throw new Error(`summary of trend ${name} has no count; the runner did not get the trend stats`);
+    const packed = unpackFloat64(values);
+    if (packed.length !== statCount)
+      throw new Error(`compact summary of trend ${name} has ${packed.length} values for ${statCount} stats`);
     const at = (i: number): number => {
-      const v = values[i];
-      return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+      const v = packed[i]!;
+      return Number.isFinite(v) ? v : 0;
     };
     const { index, fractions } = layout;
-    const points = new Float64Array(index.length);
-    for (let i = 0; i < index.length; i++) {
-      const v = values[index[i]!];
-      // k6 writes numbers; a missing one reads as NaN and is skipped by the merge.
-      points[i] = typeof v === 'number' ? v : Number.NaN;
+    const head = [at(layout.count), at(layout.min), at(layout.max), at(layout.avg)] as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    if (layout.contiguous) {
+      return trendMetric(
+        head,
+        fractions,
+        packed.subarray(layout.min + 1, layout.max),
+        packed.subarray(layout.min, layout.max + 1),
+      );
     }
-    return trendMetric([at(layout.count), at(layout.min), at(layout.max), at(layout.avg)], fractions, points);
+    const points = new Float64Array(index.length);
+    // A stat k6 did not give is NaN, skipped by the merge.
+    for (let i = 0; i < index.length; i++) points[i] = packed[index[i]!]!;
+    return trendMetric(head, fractions, points);
   }
   return valueMetric(name, raw.type, (values ?? {}) as Raw);
+}
+
+/** The float64s (little-endian) of a base64 string, decoded straight into an aligned buffer. */
+function unpackFloat64(base64: string): Float64Array {
+  // 3 bytes per 4 characters, less the padding.
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  const bytes = (base64.length / 4) * 3 - padding;
+  const out = new Float64Array(Math.floor(bytes / 8));
+  const written = Buffer.from(out.buffer).write(base64, 'base64');
+  return written === out.length * 8 ? out : out.subarray(0, Math.floor(written / 8));
 }
 
 /**
@@ -290,8 +356,9 @@ export function parseRunnerSummary(json: string): RunnerSummary {
   const metrics: Record<string, RunnerMetric> = {};
   if (doc.format === COMPACT_SUMMARY_FORMAT) {
     const stats = Array.isArray(doc.stats) ? doc.stats.map(String) : [];
+    const layout = compactLayout(stats);
     for (const [name, raw] of Object.entries(doc.metrics as Record<string, Raw>)) {
-      metrics[name] = parseCompactMetric(name, raw, stats);
+      metrics[name] = parseCompactMetric(name, raw, layout, stats.length);
     }
   } else {
     for (const [name, raw] of Object.entries(doc.metrics as Record<string, Raw>)) {

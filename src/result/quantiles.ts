@@ -16,40 +16,57 @@
  */
 
 /**
- * The percentiles (in percent) every runner reports. Body: 0.1, 0.5, 1, 2.5, 5..40 every 5 points,
- * 40..50 every 2 (the global median lands within a few points of 50 in every runner).
- * Tail: geometric in the tail fraction (1 − p), ratio 0.9 from p50 down to p99.999 (q = 50%, 45%,
- * 40.5%, …), each q rounded to 3 significant digits so the `--summary-trend-stats` flag stays short.
- * A geometric tail keeps the knot spacing proportional to the distance from 100%, so the global p99
- * (which sits near p98.8 inside a faster runner) still falls between knots 0.1 point apart, and
- * p99.99 between knots 0.001 point apart. DESIGN.md ("Merging percentiles across runners") measured
- * this shape (159 points): p95 ≤0.08%, p99 ≤0.15%, p99.9 ≤0.19%, p99.99 ≤1.2%. The report's
- * percentiles are added exactly, with knots just around each (`percentsAround`).
+ * The percentiles (in percent) every runner reports, 967 of them; bench/grid.ts chose this grid by
+ * replaying the raw samples of real runs (bench/results/grid.md).
+ * - Body: p0.1, 0.25, 0.5, 0.75, every 0.5 point from p1 to p20, every 0.25 point from p20 to p90.
+ *   With runners of unequal speed the global median lands anywhere from a slower runner's p5 to a
+ *   faster one's p75, and linear interpolation between knots 1 to 5 points apart, across a latency
+ *   step (a path 1 ms slower), missed the global p50 by up to 48 samples of rank where the band is
+ *   ±6 (0.02 point).
+ * - Tail: geometric in the tail fraction (1 − p), ratio 0.98 from p51 down to p99.999 (q = 49%,
+ *   48.02%, …), each q rounded to 3 significant digits. A geometric tail keeps the knot spacing
+ *   proportional to the distance from 100%: around p99 knots are 0.02 point apart, around p99.9
+ *   0.002, about one sample apart in a runner of 5,000 to 50,000 samples, so the tail's samples can
+ *   be rebuilt from the grid (`tailQuantile`).
+ * - The report's percentiles exactly, with knots just around each (`percentsAround`): every 0.05
+ *   point within a point of p50, p90 and p95.
+ * Runners get it in the environment (`runnerEnv` in run/plan.ts), not on the command line. Parsing
+ * and merging it for 1,000 runners takes about 0.7 s (bench/results/scale.md).
  */
 export const QUANTILE_GRID: readonly number[] = (() => {
-  const grid = new Set<number>([0.1, 0.5, 1, 2.5, 5, 10, 15, 20, 25, 30, 35, 40, 42, 44, 46, 48, 50]);
-  for (let q = 50 * 0.9; q >= 0.001; q *= 0.9) grid.add(roundPercent(100 - Number(q.toPrecision(3))));
+  const grid = new Set<number>([0.1, 0.25, 0.5, 0.75]);
+  for (let i = 0; i < 38; i++) grid.add(1 + i / 2); // p1, p1.5, … p19.5
+  for (let i = 0; i <= 280; i++) grid.add(20 + i / 4); // p20, p20.25, … p90
+  for (let q = 50 * 0.98; q >= 0.001; q *= 0.98) grid.add(roundPercent(100 - Number(q.toPrecision(3))));
   for (const p of [50, 90, 95, 99, 99.9, 99.99]) for (const k of percentsAround(p)) grid.add(k);
   return [...grid].sort((a, b) => a - b);
 })();
 
 /**
- * A wanted percentile and knots just around it: (1 − p) scaled by 0.99..1.02, so p90 gets 89.98,
- * 89.95, 89.9, 89.8, 90.01, 90.02, 90.05. Inside each runner the global percentile lands near the
- * same rank when the runners share a shape (a bimodal latency's jump sits at the same rank in every
- * runner); knots 0.02 point apart there keep the merge's rank error within 0.02 point.
+ * A wanted percentile and knots just around it:
+ * - (1 − p) scaled by 0.99..1.02, so p90 gets 89.98, 89.95, 89.9, 89.8, 90.01, 90.02, 90.05.
+ *   Inside each runner the global percentile lands near the same rank when the runners share a
+ *   shape (a bimodal latency's jump sits at the same rank in every runner); knots 0.02 point apart
+ *   there keep the merge's rank error within 0.02 point.
+ * - Below p98, every 0.05 point from p − 1 to p + 1: with runners of unequal speed the global
+ *   percentile lands up to a point away inside them, and a jump between two modes that falls
+ *   between knots 0.25 point apart missed the rank band by up to 5 samples (bimodal p90,
+ *   bench/results/grid.md). Above p98 the geometric tail is that dense already.
  * @param percent 0..100.
  * @returns percents, p itself included.
  */
 export function percentsAround(percent: number): number[] {
   if (percent <= 0 || percent >= 100) return [percent];
   const q = 100 - percent;
+  const window =
+    percent <= 98 ? Array.from({ length: 41 }, (_, k) => roundPercent(percent - 1 + k * 0.05)) : [];
   return [
     percent,
     ...[1.02, 1.01, 1.005, 1.002, 0.998, 0.995, 0.99].map((f) =>
       roundPercent(100 - Number((q * f).toPrecision(4))),
     ),
-  ].filter((p) => p > 0 && p < 100);
+    ...window,
+  ].filter((p, i, all) => p > 0 && p < 100 && all.indexOf(p) === i);
 }
 
 /** Rounds a percentage to 6 decimals, dropping float noise such as 99.10000000000001. */
@@ -72,7 +89,12 @@ export interface QuantileGrid {
    * The same points packed (fractions ascending, values), when the grid was read that way
    * (`parseRunnerSummary` does: a 1,000-runner merge would otherwise allocate millions of pairs).
    */
-  packed?: { fractions: Float64Array<ArrayBufferLike>; values: Float64Array<ArrayBufferLike> };
+  packed?: {
+    fractions: Float64Array<ArrayBufferLike>;
+    values: Float64Array<ArrayBufferLike>;
+    /** `[min, …values, max]`, when the reader has them in one array (the values a view of it). */
+    knots?: Float64Array<ArrayBufferLike>;
+  };
 }
 
 /**
@@ -87,9 +109,21 @@ interface Knots {
 /** Knots already built, by grid: the merge and the threshold bands read the same grids. */
 const knotsCache = new WeakMap<QuantileGrid, Knots>();
 
+/**
+ * The fractions `[0, …grid, 1]` of packed grids read with their knots in one array, by their
+ * fractions array: every runner of a run shares one layout (summary.ts), so a 1,000-runner merge
+ * builds this once instead of 1,000 times ({@link directKnots}).
+ */
+const sharedFractions = new WeakMap<ArrayLike<number>, Float64Array>();
+
 function knotsOf(grid: QuantileGrid): Knots {
   const cached = knotsCache.get(grid);
   if (cached) return cached;
+  const direct = directKnots(grid);
+  if (direct) {
+    knotsCache.set(grid, direct);
+    return direct;
+  }
   const fractions = grid.packed?.fractions;
   const values = grid.packed?.values;
   const size = fractions ? fractions.length : grid.points.length;
@@ -111,6 +145,31 @@ function knotsOf(grid: QuantileGrid): Knots {
   const knots = { xs: xs.subarray(0, n + 1), ps: ps.subarray(0, n + 1) };
   knotsCache.set(grid, knots);
   return knots;
+}
+
+/**
+ * The knots of a grid read packed with `[min, …values, max]` in one array, used as they are when
+ * they already are a CDF's knots (values finite and non-decreasing, fractions strictly inside
+ * (0, 1)): a 1,000-runner merge then copies nothing. Undefined otherwise ({@link knotsOf} copies).
+ */
+function directKnots(grid: QuantileGrid): Knots | undefined {
+  const packed = grid.packed;
+  const xs = packed?.knots;
+  if (!packed || !xs || xs.length !== packed.fractions.length + 2) return undefined;
+  let ps = sharedFractions.get(packed.fractions);
+  if (!ps) {
+    const f = packed.fractions;
+    for (let i = 0; i < f.length; i++)
+      if (!(f[i]! > 0 && f[i]! < 1 && (i === 0 || f[i]! > f[i - 1]!))) return undefined;
+    ps = new Float64Array(f.length + 2);
+    ps.set(f, 1);
+    ps[f.length + 1] = 1;
+    sharedFractions.set(f, ps);
+  }
+  for (let i = 1; i < xs.length; i++) if (!(xs[i]! >= xs[i - 1]!)) return undefined;
+  return Number.isFinite(xs[0]!) && Number.isFinite(xs[xs.length - 1]!)
+    ? { xs: xs as Float64Array, ps }
+    : undefined;
 }
 
 /** F(x) for one runner: the largest fraction reached at value x (right-continuous). */
@@ -139,7 +198,7 @@ function cdfAt({ xs, ps }: Knots, x: number): number {
  * value inside that bracket, evaluating each runner's CDF by binary search on its knots. The search
  * alternates false-position steps (exact in one step where the mixture is linear) with halvings
  * (so a plateau or a kink cannot stall it) and stops at a relative width of 1e-9. A tail percentile
- * whose answer lies among the pool's top 50 samples (and the runners' top 4,096 in all) is taken
+ * whose answer lies among the pool's top 1,000 samples (and the runners' top 16,384 in all) is taken
  * on those samples instead.
  * @param grids one grid per runner; runners with `count` 0 are ignored.
  * @param percents the percentiles wanted, in percent (0..100).
@@ -218,15 +277,17 @@ function mixtureQuantile(mixture: Mixture, p: number): number {
 }
 
 /** Most runner samples {@link tailQuantile} reconstructs for one percentile, over all runners. */
-const TAIL_BUDGET = 4096;
+const TAIL_BUDGET = 16_384;
 /**
  * {@link tailQuantile} answers only when the pooled percentile is among the pool's top this many
- * samples. Deeper, a runner's samples are denser than its knots there, a rebuilt sample is only an
- * interpolation of knots, and the continuous mixture measured better on real traffic (7,000 to
- * 19,000 samples, 2 to 8 runners, bimodal included: p90 to p99 off by up to 1.8% when rebuilt,
- * within 0.6% when mixed).
+ * samples. There the grid's knots are about one sample apart (ratio 0.98), so the rebuilt samples
+ * are the runners' own and the answer is k6's on the pool, where the continuous mixture misses it
+ * by a few samples of rank: on real traffic (25,000 to 81,000 samples, 2 to 8 runners) that was
+ * up to 0.9% at p99, where adjacent samples are 0.2 to 0.4% apart (bench/results/grid.md). With the
+ * earlier, coarser grid (knots 10 points of rank apart at p99) rebuilding deeper than 50 samples
+ * was worse than mixing.
  */
-const TAIL_RANKS = 50;
+const TAIL_RANKS = 1000;
 
 /**
  * A high percentile as k6 computes it on the pooled samples, from the runners' top samples rebuilt

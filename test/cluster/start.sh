@@ -4,6 +4,8 @@
 # default: kubelet-nodes.sh), or the node agent k6d-agent that runs pods as local processes
 # (NODE_RUNTIME=agent: many nodes on few cores).
 # Waits until the API is ready, the nodes are Ready and the default service account exists.
+# KCM_API_QPS sets kube-controller-manager's --kube-api-qps (burst twice that); unset, its default
+# of 20 requests a second per controller holds (bench/cluster.ts measures both).
 #
 # Writes, in ${CLUSTER_STATE_DIR:-test/cluster/.state}:
 #   kubeconfig          admin (system:masters)
@@ -22,6 +24,7 @@ CLUSTER_WANT_NODES="${DEDICATED_NODES:-}${GENERAL_NODES:-}" # set when the calle
 DEDICATED_NODES="${DEDICATED_NODES:-4}"
 GENERAL_NODES="${GENERAL_NODES:-1}"
 NODE_RUNTIME="${NODE_RUNTIME:-kubelet}"
+[[ -z "${KCM_API_QPS:-}" || "$KCM_API_QPS" =~ ^[1-9][0-9]*$ ]] || { echo "[start] error: KCM_API_QPS must be a whole number, got '$KCM_API_QPS'" >&2; exit 1; }
 [[ "$NODE_RUNTIME" == kubelet || "$NODE_RUNTIME" == agent ]] || { echo "[start] error: NODE_RUNTIME must be kubelet or agent, got '$NODE_RUNTIME'" >&2; exit 1; }
 STARTING=0 # 1 once this run starts creating the state dir and processes
 say() { printf '[start] %s\n' "$*"; }
@@ -75,6 +78,16 @@ else
   say "warning: no K6_BINARY and no k6 on PATH: pods with grafana/k6 images will fail to start"
 fi
 PAUSE_IMAGE="registry.k8s.io/pause:3.10"
+if [[ "$NODE_RUNTIME" == kubelet ]]; then
+  # Every kubelet and containerd holds inotify instances, and each followed container log takes one
+  # more: at the kernel's default of 128 per user, 16 nodes ran out and the kubelet answered a log
+  # follow with "failed to create fsnotify watcher: too many open files". Real nodes each have
+  # their own limit; here all the nodes share one machine's.
+  if (($(sysctl -n fs.inotify.max_user_instances) < 8192)); then
+    sysctl -qw fs.inotify.max_user_instances=8192 || die "could not raise fs.inotify.max_user_instances"
+    say "raised fs.inotify.max_user_instances to 8192 (every node's kubelet and containerd share this machine's)"
+  fi
+fi
 tb=$SECONDS
 NODE_RUNTIME="$NODE_RUNTIME" PAUSE_IMAGE="$PAUSE_IMAGE" bash "$HERE/build.sh" | sed 's/^/  /'
 ((PIPESTATUS[0] == 0)) || die "build.sh failed"
@@ -248,6 +261,7 @@ spawn kube-controller-manager "$BIN/kube-controller-manager" \
   --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
   --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
   --service-cluster-ip-range "$SVC_CIDR" \
+  ${KCM_API_QPS:+--kube-api-qps "$KCM_API_QPS" --kube-api-burst "$((KCM_API_QPS * 2))"} \
   --bind-address 127.0.0.1 --secure-port 0 --profiling=false
 spawn kube-scheduler "$BIN/kube-scheduler" \
   --kubeconfig "$PKI/scheduler.kubeconfig" \

@@ -25,6 +25,7 @@ import {
   HEAD_SHA,
   MERGE_BASE,
   nockBaseRuns,
+  nockNewComment,
   OWNER,
   PR_PAYLOAD,
   prContext,
@@ -109,24 +110,6 @@ function nockBaseline(scope: nock.Scope, base: RunResult): nock.Scope {
     [RESULT_FILE]: JSON.stringify(base),
     [BASELINE_METADATA_FILE]: JSON.stringify({ schema: 'k6-distributed/baseline@1', sha: MERGE_BASE }),
   });
-}
-
-/**
- * No sticky comment yet: lists none, then expects the new one (REST "Create an issue comment").
- * @returns the posted body, once posted.
- */
-function nockNewComment(scope: nock.Scope, id: number): () => string {
-  let posted = '';
-  scope
-    .get(COMMENTS)
-    .query({ per_page: '100' })
-    .reply(200, [])
-    .post(COMMENTS, (b: { body: string }) => {
-      posted = b.body;
-      return true;
-    })
-    .reply(201, comment(id, 'x'));
-  return () => posted;
 }
 
 /** No run of the base branch stored a result. */
@@ -287,28 +270,19 @@ describe('mode comment', () => {
   it('shows "no baseline yet" and "baseline expired" without failing', async () => {
     {
       const { deps } = setup();
-      let posted = '';
-      const scope = nockNoBaseline(nock(API))
-        .get(COMMENTS)
-        .query({ per_page: '100' })
-        .reply(200, [])
-        .post(COMMENTS, (b: { body: string }) => {
-          posted = b.body;
-          return true;
-        })
-        .reply(201, comment(78, 'x'));
+      const scope = nockNoBaseline(nock(API));
+      const posted = nockNewComment(scope, 78);
       const outcome = await report(await inputs(makeResult({ p95: 500 })), deps);
       expect(outcome).toMatchObject({
         outputs: { verdict: 'no-baseline', 'baseline-sha': '' },
         annotations: [],
       });
       expect(outcome.failure).toBeUndefined();
-      expect(posted).toContain('**No baseline yet:**');
+      expect(posted()).toContain('**No baseline yet:**');
       expect(scope.isDone()).toBe(true);
     }
     {
       const { deps } = setup();
-      let posted = '';
       const scope = nock(API)
         .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
         .query({ per_page: '1' })
@@ -321,19 +295,12 @@ describe('mode comment', () => {
         .reply(200, workflowRuns([workflowRun(480, MERGE_BASE)]))
         .get(`${REPO_PATH}/actions/runs/480/artifacts`)
         .query({ name: BASELINE, per_page: '100' })
-        .reply(200, artifacts([artifact(6001, BASELINE, 480, { expired: true })]))
-        .get(COMMENTS)
-        .query({ per_page: '100' })
-        .reply(200, [])
-        .post(COMMENTS, (b: { body: string }) => {
-          posted = b.body;
-          return true;
-        })
-        .reply(201, comment(79, 'x'));
+        .reply(200, artifacts([artifact(6001, BASELINE, 480, { expired: true })]));
+      const posted = nockNewComment(scope, 79);
       const outcome = await report(await inputs(makeResult()), deps);
       expect(outcome.outputs.verdict).toBe('baseline-expired');
       expect(outcome.failure).toBeUndefined();
-      expect(posted).toContain('**Baseline expired:** the stored result of [run 480]');
+      expect(posted()).toContain('**Baseline expired:** the stored result of [run 480]');
       expect(scope.isDone()).toBe(true);
     }
   });

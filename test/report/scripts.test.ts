@@ -21,6 +21,7 @@ import {
   HEAD_SHA,
   MERGE_BASE,
   nockBaseRuns,
+  nockNewComment,
   OWNER,
   PR_PAYLOAD,
   prContext,
@@ -189,21 +190,13 @@ describe('mode comment with two scripts', () => {
     const blobs = names.map((n, i) =>
       nockScriptBaseline(scope, `k6-distributed-baseline-default-${n.replace('/', '-')}`, 7100 + i, big),
     );
-    let posted = '';
-    scope
-      .get(COMMENTS)
-      .query({ per_page: '100' })
-      .reply(200, [])
-      .post(COMMENTS, (b: { body: string }) => {
-        posted = b.body;
-        return true;
-      })
-      .reply(201, comment(42, 'x'));
+    const postedBody = nockNewComment(scope, 42);
     const scripts = await scriptResults({
       ...Object.fromEntries(names.map((n) => [n, big])),
       'load/broken.js': 'preflight: k6 archive failed: SyntaxError',
     });
     const outcome = await reportScripts(inputs(), deps, scripts);
+    const posted = postedBody();
     expect(outcome.outputs.verdict).toBe('passed');
     expect(outcome.outputs['run-verdict']).toBe('failed');
     expect(outcome.failure).toBeUndefined();

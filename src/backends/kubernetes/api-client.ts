@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import {
   type Configuration,
   createConfiguration,
@@ -94,4 +96,109 @@ export function retrying<T>(
     shouldRetry: ({ error }) => classifyApiError(error) === 'transient',
     ...(signal ? { signal } : {}),
   });
+}
+
+/** A followed log: `inPlace` once the follow is taken, `text` once the log ended. */
+export interface FollowedLog {
+  /**
+   * Resolves once the follow is taken: answered 200, or out for `quietMs` without an error answer
+   * (the kubelet sends no headers before the container writes a line, and k6 runs with `--quiet`).
+   * Rejects when every attempt was refused.
+   */
+  inPlace: Promise<void>;
+  /** The whole log, once the container ended; rejects after `timeoutMs`, on `signal` or a broken stream. */
+  text: Promise<string>;
+}
+
+/**
+ * Follows a container's log (`GET /api/v1/namespaces/NS/pods/NAME/log?container=C&follow=true`),
+ * opening the follow with `policy`'s retries (a 503 while the kubelet is busy is common).
+ * `inPlace` tells when the follow is taken, so that a caller can end the container right then and
+ * still read everything it writes last (the follow reads the log from its start). Plain `https` with the kubeconfig's credentials
+ * (`applyToHTTPSOptions`), as the pod proxy requests: client-node's `Log` pipes the response
+ * without an error handler, so a stream that breaks would be an uncaught exception.
+ * @param options.timeoutMs the longest the whole follow may take, in ms.
+ * @param options.agent the connection pool to use (ignored with a kubeconfig `proxy-url`).
+ */
+export function followPodLog(
+  kc: KubeConfig,
+  pod: { namespace: string; name: string; container: string },
+  options: {
+    timeoutMs: number;
+    quietMs: number;
+    policy: RetryPolicy;
+    signal?: AbortSignal;
+    agent?: https.Agent;
+  },
+): FollowedLog {
+  let taken!: () => void;
+  const inPlace = new Promise<void>((resolve) => {
+    taken = resolve;
+  });
+  const cluster = kc.getCurrentCluster();
+  const signal = AbortSignal.any([
+    AbortSignal.timeout(options.timeoutMs),
+    ...(options.signal ? [options.signal] : []),
+  ]);
+  const url = new URL(
+    `${cluster?.server.replace(/\/$/, '') ?? ''}/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/log`,
+  );
+  url.searchParams.set('container', pod.container);
+  url.searchParams.set('follow', 'true');
+  const open = async (): Promise<http.IncomingMessage> => {
+    const request: https.RequestOptions = { method: 'GET', headers: {}, signal };
+    await kc.applyToHTTPSOptions(request);
+    if (url.protocol === 'https:' && options.agent && !cluster?.proxyUrl) request.agent = options.agent;
+    return new Promise((resolve, reject) => {
+      const quiet = setTimeout(taken, options.quietMs);
+      const req = (url.protocol === 'https:' ? https : http).request(url, request, (response) => {
+        clearTimeout(quiet);
+        if (response.statusCode === 200) {
+          resolve(response);
+          return;
+        }
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('error', reject);
+        response.on('end', () =>
+          reject(
+            Object.assign(new Error(`following the log of Pod ${pod.name}: HTTP ${response.statusCode}`), {
+              code: response.statusCode,
+              body,
+            }),
+          ),
+        );
+      });
+      req.on('error', (error) => {
+        clearTimeout(quiet);
+        reject(error);
+      });
+      req.end();
+    });
+  };
+  let established!: Promise<void>;
+  const text = new Promise<string>((resolve, reject) => {
+    established = retrying(open, options.policy, signal).then((response) => {
+      taken();
+      let log = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        log += chunk;
+      });
+      response.on('end', () => resolve(log));
+      response.on('error', reject);
+      response.on('close', () => {
+        if (!response.complete) reject(new Error(`following the log of Pod ${pod.name}: the stream broke`));
+      });
+    });
+    established.catch(reject);
+  });
+  const taking = Promise.race([inPlace, established]);
+  // Handled here too: a caller that only reads `text` must not leave a rejection unhandled.
+  text.catch(() => {});
+  taking.catch(() => {});
+  return { inPlace: taking, text };
 }

@@ -17,7 +17,7 @@ import {
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
-import { DEFAULT_RETRY, makeClient, retrying } from './api-client.ts';
+import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
 import {
   archiveConfigMap,
@@ -84,10 +84,21 @@ const PATCH_RETRY = { retries: 3, maxRetryTimeMs: 10_000 };
 const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
 
 /**
- * How long a runner's log follow runs before its Pod is deleted to end its linger, in ms: long
- * enough for a follow refused at once (a 503) to be sent again and take hold.
+ * The longest a runner's log follow may take to be taken before its Pod is deleted to end its
+ * linger anyway, in ms: long enough for a follow refused at once (a 503) to be sent again.
  */
 const FOLLOW_SETTLE_MS = 1_500;
+
+/**
+ * A follow out this long without an error answer is taken, in ms: the API server and the kubelet
+ * answer a refusal at once, and send no headers for a log that is still empty (k6 runs `--quiet`),
+ * so silence is how a follow in place looks. The follow reads the log from its start, so it only
+ * has to reach the kubelet before the container is removed, which takes longer than k6's exit.
+ */
+const FOLLOW_QUIET_MS = 300;
+
+/** What a kubelet sends instead of a followed log when it cannot watch the file (kubelet `kuberuntime/logs`). */
+const KUBELET_FOLLOW_FAILED = /^failed to create fsnotify watcher/;
 
 /**
  * Creates an object, retrying transient API errors. When a retried create finds the object there
@@ -156,7 +167,7 @@ export class KubernetesBackend implements Backend {
   /** Runners whose node went away with them (see {@link lostOf}): their logs cannot be read. */
   private readonly lost = new Set<number>();
   /** Logs of disrupted runners, read to the end as their Pods go away. */
-  private readonly savedLogs = new Map<number, Promise<string>>();
+  private readonly savedLogs = new Map<number, FollowedLog>();
   private cleanedUp = false;
   /**
    * Keeps the pod-proxy connections to the API server open between the barrier's confirmation and
@@ -166,14 +177,11 @@ export class KubernetesBackend implements Backend {
   private readonly agent = new https.Agent({ keepAlive: true, timeout: 120_000, maxSockets: Infinity });
   /** Aborts the followed logs of disrupted runners at cleanup (a node that is gone never ends them). */
   private readonly closing = new AbortController();
-  /** Follows logs: a Pod's grace period (30 s) and a margin, then the request is abandoned. */
-  private readonly follower: CoreV1Api;
 
   constructor(options: KubernetesBackendOptions) {
     this.o = options;
     this.core = makeClient(options.kc, CoreV1Api);
     this.batch = makeClient(options.kc, BatchV1Api);
-    this.follower = makeClient(options.kc, CoreV1Api, FOLLOW_TIMEOUT_MS, this.closing.signal);
   }
 
   /** Checks the credentials' permissions before anything is created. */
@@ -271,7 +279,7 @@ export class KubernetesBackend implements Backend {
       },
       terminate: async () => {
         // Deleting the Pod with its grace period sends k6 SIGTERM, which ends its --linger; k6 then
-        // writes its summary export to the log, which is followed to the end first (the Pod object
+        // writes its compact summary to the log, which is followed to the end first (the Pod object
         // goes once the container ended). Marked as ours, so it is not a disruption.
         const state = pods.state(index);
         if (state.kind !== 'running') return;
@@ -279,8 +287,12 @@ export class KubernetesBackend implements Backend {
         pods.deleting.add(state.pod);
         pods.terminated.add(state.pod);
         // The log is followed before the Pod is deleted, so that what k6 writes on SIGTERM (its
-        // summary) is read: a follow that failed at once (a 503) is sent again first.
-        await Promise.race([log.catch(() => {}), new Promise((r) => setTimeout(r, FOLLOW_SETTLE_MS))]);
+        // summary) is read: the Pod is deleted once the follow is taken (a follow refused at once,
+        // a 503, is sent again first), or after FOLLOW_SETTLE_MS whatever happened to it.
+        await Promise.race([
+          log.inPlace.catch(() => {}),
+          new Promise((r) => setTimeout(r, FOLLOW_SETTLE_MS)),
+        ]);
         await this.core.deleteNamespacedPod({ name: state.pod, namespace: this.o.namespace }).catch(() => {});
       },
       collect: async () => {
@@ -298,6 +310,11 @@ export class KubernetesBackend implements Backend {
             .filter((line) => line.trim() && !/^\s/.test(line))
             .slice(-15)
             .join('\n');
+          if (summary === undefined && KUBELET_FOLLOW_FAILED.test(log)) {
+            // The kubelet answers a follow it cannot watch with this line and a 200.
+            const unreadable = `the kubelet of node ${nodeName ?? '(unknown)'} could not follow its log: "${log.trim()}" (the node's fs.inotify.max_user_instances is used up)`;
+            return { logTail, unreadable, ...node };
+          }
           return summary === undefined ? { logTail, ...node } : { summary, logTail, ...node };
         } catch (error) {
           const unreadable = `the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)}`;
@@ -311,21 +328,26 @@ export class KubernetesBackend implements Backend {
    * A disrupted runner's Pod goes away soon after its k6 container ends: its log (with the summary
    * k6 wrote on SIGTERM) is followed to the end from the moment the disruption shows.
    */
-  private saveLog(index: number, pod: string): Promise<string> {
+  private saveLog(index: number, pod: string): FollowedLog {
     const saved = this.savedLogs.get(index);
     if (saved) return saved;
-    const follow = () =>
-      this.follower.readNamespacedPodLog({
-        name: pod,
-        namespace: this.o.namespace,
-        container: CONTAINERS.k6,
-        follow: true,
-      });
-    const log = retrying(follow, FOLLOW_RETRY, this.closing.signal).catch((error: unknown) => {
+    const followed = followPodLog(
+      this.o.kc,
+      { namespace: this.o.namespace, name: pod, container: CONTAINERS.k6 },
+      {
+        timeoutMs: FOLLOW_TIMEOUT_MS,
+        quietMs: FOLLOW_QUIET_MS,
+        policy: FOLLOW_RETRY,
+        signal: this.closing.signal,
+        agent: this.agent,
+      },
+    );
+    const text = followed.text.catch((error: unknown) => {
       if (this.closing.signal.aborted) throw error;
       return this.plainLog(pod);
     });
-    log.catch(() => {});
+    text.catch(() => {});
+    const log = { inPlace: followed.inPlace, text };
     this.savedLogs.set(index, log);
     return log;
   }
@@ -342,7 +364,7 @@ export class KubernetesBackend implements Backend {
 
   /** Runner `index`'s log: the followed one of a disrupted runner, else read now. */
   private readLog(index: number, pod: string): Promise<string> {
-    return this.savedLogs.get(index) ?? this.plainLog(pod);
+    return this.savedLogs.get(index)?.text ?? this.plainLog(pod);
   }
 
   /**
@@ -623,6 +645,6 @@ export async function deleteRun(
       if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
       return left;
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 250));
   }
 }

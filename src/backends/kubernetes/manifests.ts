@@ -1,7 +1,7 @@
 import type { V1ConfigMap, V1Job, V1Toleration } from '@kubernetes/client-node';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { COMPACT_SUMMARY_FORMAT } from '../../k6/summary.ts';
-import { type RunnerPlan, type RunPlan, runnerArgs } from '../../run/plan.ts';
+import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/plan.ts';
 
 /**
  * The Kubernetes objects of one run, as plain data (no API calls here):
@@ -14,8 +14,8 @@ import { type RunnerPlan, type RunPlan, runnerArgs } from '../../run/plan.ts';
  * `restricted` Pod Security Standard: https://kubernetes.io/docs/concepts/security/pod-security-standards/).
  * Nothing needs a shell in the image: the containers run `k6` itself, so a distroless xk6 image
  * works. Each runner Pod has two containers:
- * - `k6`: `k6 run --paused`, the summary export written to its own stdout, so it reaches the Pod
- *   log, the one thing the API server lets us read from a finished container;
+ * - `k6`: `k6 run --paused`, its entry module's compact summary written to its own stdout, so it
+ *   reaches the Pod log, the one thing the API server lets us read from a finished container;
  * - `barrier`: a second `k6 run` of a tiny script (in the run's ConfigMap) that polls the runner's
  *   REST API on 127.0.0.1 and exits 0 once the runner is at status 4 (PausedBeforeRun). Its
  *   termination is in the Pod's status, so the Pod watch carries the readiness of every runner and
@@ -308,6 +308,7 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     // The entry module's handleSummary prints the compact summary to stdout: the Pod log.
     { name: SUMMARY_OUT_ENV, value: 'stdout' },
     { name: 'K6D_RUNNERS', value: String(spec.plan.runners.length) },
+    ...Object.entries(runnerEnv(spec.plan)).map(([name, value]) => ({ name, value })),
     ...(spec.env ?? []).map((e) =>
       'value' in e
         ? { name: e.name, value: e.value }

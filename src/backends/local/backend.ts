@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import getPort from 'get-port';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
-import { type RunPlan, runnerArgs } from '../../run/plan.ts';
+import { type RunPlan, runnerArgs, runnerEnv } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -147,6 +147,7 @@ export class LocalBackend implements Backend {
           K6D_RUNNER_INDEX: String(runnerPlan.index),
           [SUMMARY_OUT_ENV]: compactPath,
           K6D_RUNNERS: String(plan.runners.length),
+          ...runnerEnv(plan),
         },
       });
       const logDone = this.captureLog(child, runnerPlan.index, logPath);

@@ -264,23 +264,14 @@ export function nockBaseRuns(
 }
 
 /**
- * The REST calls of `post-bundle` for a fork's pull request #2: the report bundle artifact 8101 of
- * the fork's run 9000 (holding `files`), the pull request (open), no comment yet, and the new
- * comment (id 90), whose body is captured.
- * @param pullRequest the fork's `pull_request` payload.
- * @returns the API scope, the blob scope, and the posted body once posted.
+ * No sticky comment on pull request 2 yet: lists none, then expects the new one (REST "Create an
+ * issue comment"), answered with comment `id`.
+ * @returns the posted body, once posted.
  */
-export function serveForkBundlePost(pullRequest: object, files: Record<string, string>) {
-  let posted = '';
+export function nockNewComment(scope: nock.Scope, id: number): () => string {
   const comments = `${REPO_PATH}/issues/2/comments`;
-  const scope = nock(API)
-    .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
-    .query({ name: 'k6-distributed-report-default', per_page: '100' })
-    .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
-  const blob = serveArtifact(scope, 8101, files);
+  let posted = '';
   scope
-    .get(`${REPO_PATH}/pulls/2`)
-    .reply(200, { ...pullRequest, number: 2, state: 'open' })
     .get(comments)
     .query({ per_page: '100' })
     .reply(200, [])
@@ -288,6 +279,24 @@ export function serveForkBundlePost(pullRequest: object, files: Record<string, s
       posted = b.body;
       return true;
     })
-    .reply(201, comment(90, 'x'));
-  return { scope, blob, posted: () => posted };
+    .reply(201, comment(id, 'x'));
+  return () => posted;
+}
+
+/**
+ * The REST calls of `post-bundle` for a fork's pull request #2: the report bundle artifact 8101 of
+ * the fork's run 9000 (holding `files`), the pull request (open), no comment yet, and the new
+ * comment (id 90), whose body is captured.
+ * @param pullRequest the fork's `pull_request` payload.
+ * @returns the API scope, the blob scope, and the posted body once posted.
+ */
+export function serveForkBundlePost(pullRequest: object, files: Record<string, string>) {
+  const scope = nock(API)
+    .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+    .query({ name: 'k6-distributed-report-default', per_page: '100' })
+    .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+  const blob = serveArtifact(scope, 8101, files);
+  scope.get(`${REPO_PATH}/pulls/2`).reply(200, { ...pullRequest, number: 2, state: 'open' });
+  const posted = nockNewComment(scope, 90);
+  return { scope, blob, posted };
 }

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { COMPACT_SUMMARY_FORMAT, compactSummary, parseRunnerSummary } from '../../../src/k6/summary.ts';
 import { mergePercentiles } from '../../../src/result/quantiles.ts';
 
+/** What k6/encoding's b64encode does inside k6. */
+const nodeB64 = (buffer: ArrayBuffer) => Buffer.from(buffer).toString('base64');
+
 describe('parseRunnerSummary', () => {
   it('reads a trend whose percentile keys come out of order (threshold percentiles appended) as a sorted grid', () => {
     const summary = parseRunnerSummary(
@@ -43,28 +46,31 @@ describe('parseRunnerSummary', () => {
     expect(() => parseRunnerSummary(json)).toThrow(/summary of trend t has no count/);
   });
 
-  it('reads the compact summary: trends as arrays in the stats order, a stat k6 left out skipped', () => {
-    const text = compactSummary({
-      options: { summaryTrendStats: ['count', 'min', 'max', 'avg', 'med', 'p(99)', 'p(10)', 'p(50)'] },
-      metrics: {
-        // 'p(10)' missing (k6 would give every stat; a gap must not read as 0).
-        'http_req_duration{name:a}': {
-          type: 'trend',
-          contains: 'time',
-          values: { count: 100, min: 1, max: 100, avg: 20, med: 10, 'p(99)': 90, 'p(50)': 10 },
+  it('reads the compact summary: trends packed in the stats order, a stat k6 left out skipped', () => {
+    const text = compactSummary(
+      {
+        options: { summaryTrendStats: ['count', 'min', 'max', 'avg', 'med', 'p(99)', 'p(10)', 'p(50)'] },
+        metrics: {
+          // 'p(10)' missing (k6 would give every stat; a gap must not read as 0).
+          'http_req_duration{name:a}': {
+            type: 'trend',
+            contains: 'time',
+            values: { count: 100, min: 1, max: 100, avg: 20, med: 10, 'p(99)': 90, 'p(50)': 10 },
+          },
+          http_reqs: { type: 'counter', contains: 'default', values: { count: 100, rate: 10 } },
+          vus: { type: 'gauge', contains: 'default', values: { value: 2, min: 1, max: 3 } },
+          checks: { type: 'rate', contains: 'default', values: { rate: 0.5, passes: 1, fails: 1 } },
         },
-        http_reqs: { type: 'counter', contains: 'default', values: { count: 100, rate: 10 } },
-        vus: { type: 'gauge', contains: 'default', values: { value: 2, min: 1, max: 3 } },
-        checks: { type: 'rate', contains: 'default', values: { rate: 0.5, passes: 1, fails: 1 } },
+        root_group: {
+          name: '',
+          path: '',
+          id: 'x',
+          groups: [],
+          checks: [{ name: 'ok', path: '::ok', id: 'y', passes: 1, fails: 1 }],
+        },
       },
-      root_group: {
-        name: '',
-        path: '',
-        id: 'x',
-        groups: [],
-        checks: [{ name: 'ok', path: '::ok', id: 'y', passes: 1, fails: 1 }],
-      },
-    });
+      nodeB64,
+    );
     const lines = text.trimEnd().split('\n');
     // As extractSummary reads a Pod log: braces alone, everything between indented.
     expect([lines[0], lines.at(-1)]).toEqual(['{', '}']);
