@@ -192,6 +192,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       log,
       ...(signal ? { signal } : {}),
     });
+    // Interrupted during the barrier or setup(): no runner starts.
+    if (signal?.aborted) throw interruptedBeforeStart();
     const start = await startAll(launched.runners, clock, log);
     let teardown: Awaited<ReturnType<typeof teardownOnce>> = { durationMs: 0 };
     const monitored = await monitor(launched, start.startedAtMs, {

@@ -1,5 +1,5 @@
 import type { Runner } from '../backends/backend.ts';
-import { errorMessage, RunError } from '../errors.ts';
+import { errorMessage, interruptedBeforeStart, RunError } from '../errors.ts';
 import { K6_EXIT, K6RefusedError } from '../k6/exit-codes.ts';
 import { RunnerHttpError } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
@@ -66,6 +66,8 @@ export function lifecycleFailure(
 export async function setupOnce(runners: readonly Runner[], options: SetupOptions): Promise<SetupInfo> {
   if (options.skip || runners.length === 0) return { ran: false, durationMs: 0 };
   const { clock, log } = options;
+  // Interrupted while the barrier waited: setup() never starts (its request would outlive the cleanup).
+  if (options.signal?.aborted) throw interruptedBeforeStart();
   const began = clock.now();
   let data: { data: unknown } | undefined;
   try {
@@ -97,15 +99,16 @@ export async function setupOnce(runners: readonly Runner[], options: SetupOption
   return { ran: true, durationMs, ...(data === undefined ? {} : { data }) };
 }
 
-/** `work`, or RunError `interrupted` as soon as `signal` aborts. */
+/**
+ * `work`, or RunError `interrupted` as soon as `signal` aborts. A `work` left behind by the
+ * interruption may still fail (the cleanup ends its runner): that failure is the interruption's.
+ */
 function interruptible<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
-  const interrupted = () =>
-    new RunError('interrupted', 'interrupted before the start: no runner had started');
-  if (signal.aborted) return Promise.reject(interrupted());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(interrupted());
-    signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => reject(interruptedBeforeStart());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

@@ -126,6 +126,30 @@ describe('the barrier', () => {
   });
 });
 
+describe('an interruption as the last runner becomes ready', () => {
+  // A SIGHUP that lands while the barrier's last poll is answered: the CLI once ran setup() then,
+  // and the cleanup's SIGTERM failed that request after the run had returned (exit 1, a stack trace).
+  it.each([
+    ['with setup()', false],
+    ['with --no-setup', true],
+  ])('%s: nothing starts, setup() is not run, exit 130', async (_, noSetup) => {
+    const controller = new AbortController();
+    const pre = fakePreflight();
+    if (noSetup) pre.options.noSetup = true;
+    const { backend, run } = setup([{}, { statuses: [1, 4], onReady: () => controller.abort() }], {
+      signal: controller.signal,
+      preflight: pre,
+    });
+    const error = await run.catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'interrupted' });
+    expect(backend.runners.map((r) => [r.calls.setup, r.calls.start])).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
+    expect(backend.cleanups).toBe(1);
+  });
+});
+
 describe('the monitor', () => {
   it('stops everyone when the test outlives its totalDuration plus the grace', async () => {
     const { backend, run, log } = setup([{ run: 'hang' }, { run: 'hang' }], {

@@ -74,6 +74,8 @@ export function summaryJson(requests = 100, durationS = 10): string {
 export interface FakeRunnerScript {
   /** What `GET /v1/status` answers before the start, in turn (the last one repeats); `error` throws. Default `[4]`. */
   statuses?: Array<number | 'error'>;
+  /** Called when it first answers status 4 (PausedBeforeRun) to the barrier: a test interrupts there. */
+  onReady?: () => void;
   /** Exits right after launch, before the start, with this exit and log. */
   exitBeforeStart?: RunnerExit & { logTail?: string };
   /**
@@ -182,6 +184,7 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
   let testEndedAtMs: number | undefined;
   const statuses = script.statuses ?? [K6_STATUS.PausedBeforeRun];
   let polls = 0;
+  let readySeen = false;
   if (script.exitBeforeStart) setImmediate(() => exit(script.exitBeforeStart!));
   return {
     index,
@@ -194,6 +197,10 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
         if (started) return status(K6_STATUS.Running, script.vus);
         const answer = statuses[Math.min(polls++, statuses.length - 1)]!;
         if (answer === 'error') throw new Error('connect ECONNREFUSED 127.0.0.1:6565');
+        if (answer === K6_STATUS.PausedBeforeRun && !readySeen) {
+          readySeen = true;
+          script.onReady?.();
+        }
         return status(answer);
       },
       start: async () => {
