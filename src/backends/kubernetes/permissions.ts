@@ -1,4 +1,4 @@
-import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type KubeConfig, type V1ResourceRule } from '@kubernetes/client-node';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import { makeClient, retrying } from './api-client.ts';
 import { apiError, apiStatus } from './api-errors.ts';
@@ -36,12 +36,34 @@ function describe(p: Permission): string {
 }
 
 /**
- * Asks the API server, with SelfSubjectAccessReviews, whether the credentials hold every
- * permission in `namespace`, before anything is created.
+ * Whether one rule of a SelfSubjectRulesReview (`status.resourceRules[]`) grants `p` on every
+ * object, matched as the RBAC authorizer matches a PolicyRule (k8s.io/kubernetes
+ * `pkg/apis/rbac/v1/evaluation_helpers.go`: `VerbMatches`, `APIGroupMatches`, `ResourceMatches`):
+ * `*` matches anything; a subresource (`pods/log`) is matched by its full name or by `*` and
+ * `/log` (any resource's log), never by `pods` alone; a rule limited to `resourceNames` does
+ * not cover every object.
+ */
+export function ruleGrants(rule: V1ResourceRule, p: Permission): boolean {
+  if (rule.resourceNames && rule.resourceNames.length > 0) return false;
+  const has = (list: readonly string[] | undefined, value: string) =>
+    (list ?? []).some((x) => x === '*' || x === value);
+  const resource = p.subresource ? `${p.resource}/${p.subresource}` : p.resource;
+  const resources = (rule.resources ?? []).some(
+    (r) => r === '*' || r === resource || (p.subresource !== undefined && r === `*/${p.subresource}`),
+  );
+  return has(rule.verbs, p.verb) && has(rule.apiGroups, p.group) && resources;
+}
+
+/**
+ * Asks the API server whether the credentials hold every permission in `namespace`, before
+ * anything is created: one SelfSubjectRulesReview first (the rules the credentials hold there), then
+ * a SelfSubjectAccessReview for each permission those rules do not grant. The rules review may
+ * leave out what a webhook authorizer allows (it says `incomplete`), so it only ever grants; the
+ * access reviews decide the rest.
  * @throws ConfigurationError listing every missing verb and resource in one message; or, when no
  *   request reaches the API server (an exec credential plugin that fails, a server that does not
  *   answer), naming the server and the reason (for a plugin: what it wrote to stderr);
- *   the error of {@link apiError} when the API server answers with an error status.
+ *   the error of {@link apiError} when the API server answers an access review with an error status.
  */
 export async function checkPermissions(
   kc: KubeConfig,
@@ -49,8 +71,32 @@ export async function checkPermissions(
   needed: readonly Permission[] = REQUIRED_PERMISSIONS,
 ): Promise<void> {
   const api = makeClient(kc, AuthorizationV1Api);
+  const unreachable = (error: unknown) => {
+    // Nothing reached the server: the kubeconfig's server or its credential plugin is wrong.
+    const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
+    return new ConfigurationError(
+      `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
+    );
+  };
+  // Few retries: a server that cannot be reached at all is more often a wrong kubeconfig.
+  const policy = { retries: 2, maxRetryTimeMs: 10_000 };
+  const rules = await retrying(
+    () =>
+      api.createSelfSubjectRulesReview({
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace } },
+      }),
+    policy,
+  ).then(
+    (review) => review.status?.resourceRules ?? [],
+    (error: unknown) => {
+      // The server answered (an old or locked-down one): the access reviews decide everything.
+      if (apiStatus(error) !== undefined) return [];
+      throw unreachable(error);
+    },
+  );
   const answers = await Promise.all(
     needed.map(async (p) => {
+      if (rules.some((rule) => ruleGrants(rule, p))) return { p, allowed: true };
       const review = await retrying(
         () =>
           api.createSelfSubjectAccessReview({
@@ -68,17 +114,12 @@ export async function checkPermissions(
               },
             },
           }),
-        // Few retries: a server that cannot be reached at all is more often a wrong kubeconfig.
-        { retries: 2, maxRetryTimeMs: 10_000 },
+        policy,
       ).catch((error: unknown) => {
         // An ApiException carries the HTTP status: the server answered.
         if (apiStatus(error) !== undefined)
           throw apiError(error, `checking the permissions in namespace ${namespace}`);
-        // Nothing reached the server: the kubeconfig's server or its credential plugin is wrong.
-        const reason = errorMessage(error).trim().split('\n')[0] || 'no reason given';
-        throw new ConfigurationError(
-          `kubeconfig: no request reached the API server ${kc.getCurrentCluster()?.server}: ${reason}`,
-        );
+        throw unreachable(error);
       });
       return { p, allowed: review.status?.allowed === true };
     }),
