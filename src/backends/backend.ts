@@ -44,6 +44,32 @@ export interface Runner {
    * {@link Backend.cleanup}.
    */
   collect(): Promise<{ summary?: string; logTail: string; node?: string; unreadable?: string }>;
+  /**
+   * Optional: settles with the runner's end status (9 Ended, 10 Interrupted, 11 MarkedAsFailed, as
+   * `GET /v1/status` gives it) as soon as the backend sees the runner's test end by itself
+   * (Kubernetes: the barrier container's log), so the monitor learns it without polling; never
+   * settles otherwise.
+   */
+  testEnded?: Promise<number>;
+  /**
+   * Optional: the runner's own record of its active VUs while its test ran, taken beside it
+   * (Kubernetes: the barrier container samples `GET /v1/status` on the Pod's loopback); undefined
+   * until its test has ended, and when the record is incomplete.
+   */
+  vusRecord?(): VusRecord | undefined;
+}
+
+/**
+ * A runner's active VUs over its test, as a step function: the count at each change, sampled at
+ * most once per `periodMs` of the wall clock (the first sample is always a change).
+ */
+export interface VusRecord {
+  /** Epoch ms (of the runner's clock) and active VUs at each change, in time order; at least one. */
+  changes: Array<{ atMs: number; vus: number }>;
+  /** Epoch ms at which its test was seen ended: no VU is active after it. */
+  endedAtMs: number;
+  /** The sampling period, in ms. */
+  periodMs: number;
 }
 
 /** A place where runners run. */

@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import { runnerFailureLine } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';
 import { type PollRound, Progress } from './progress.ts';
-import { RunnerStatuses, type VusSample } from './status-poll.ts';
+import { mergeVusRecords, RunnerStatuses, type VusSample } from './status-poll.ts';
 import { Stopper } from './stop.ts';
 
 /** What k6 logs when a threshold with `abortOnFail` aborts a runner's test (k6 v2.2.0 `cmd/run.go`). */
@@ -51,7 +51,10 @@ export interface MonitorInfo {
   endedAtMs: number;
   /** What each live metric contains (`time`, `data`, `default`), by name. */
   contains: Record<string, MetricContains>;
-  /** The whole test's `vus` gauge, sampled once a second while the test ran (status-poll.ts). */
+  /**
+   * The whole test's `vus` gauge, sampled twice a second while the test ran: from the runners' own
+   * records when every runner keeps one (Kubernetes), else from the status poll (status-poll.ts).
+   */
   vusSamples: VusSample[];
   /** The polls: its `finish` takes the runners' summaries, logs the last line and returns the timeline. */
   progress: Progress;
@@ -115,6 +118,7 @@ export async function monitor(
     const event = await nextEvent(
       runners,
       running,
+      testing(),
       stopper.stopping ? undefined : interrupted,
       clock,
       statuses.intervalMs,
@@ -184,7 +188,12 @@ export async function monitor(
   const endedAtMs = testEndedAtMs ?? clock.now();
   progress.tick(new Set());
   await progress.settled();
-  return { failures, endedAtMs, contains: progress.contains, vusSamples: statuses.vusSamples, progress };
+  // The runners' own records where every one has it (Kubernetes), else the status poll's samples.
+  const recorded = runners.every((r) => r.vusRecord)
+    ? mergeVusRecords(runners.map((r) => r.vusRecord!()))
+    : [];
+  const vusSamples = recorded.length > 0 ? recorded : statuses.vusSamples;
+  return { failures, endedAtMs, contains: progress.contains, vusSamples, progress };
 }
 
 /**
@@ -218,16 +227,22 @@ function abortEvent(signal: AbortSignal | undefined): Promise<'abort'> | undefin
   });
 }
 
-/** The next event: the first running runner to end, the interruption (when given), or a tick of `tickMs` (the status poll's interval). */
+/**
+ * The next event: the first running runner to end, the interruption (when given), or a tick: of
+ * `tickMs` (the status poll's interval), or when a backend sees a runner in `testing` end its test
+ * ({@link Runner.testEnded}).
+ */
 function nextEvent(
   runners: readonly Runner[],
   running: ReadonlySet<number>,
+  testing: readonly number[],
   interrupted: Promise<'abort'> | undefined,
   clock: Clock,
   tickMs: number,
 ): Promise<MonitorEvent> {
   return Promise.race<MonitorEvent>([
     ...[...running].map((i) => runners[i]!.exited.then((): MonitorEvent => 'exit')),
+    ...testing.flatMap((i) => runners[i]!.testEnded?.then((): MonitorEvent => 'tick') ?? []),
     clock.sleep(tickMs).then((): MonitorEvent => 'tick'),
     ...(interrupted ? [interrupted] : []),
   ]);

@@ -1,4 +1,4 @@
-import type { Runner } from '../backends/backend.ts';
+import type { Runner, VusRecord } from '../backends/backend.ts';
 import { K6_STATUS, REST_TIMEOUT_MS } from '../k6/rest.ts';
 import type { Clock } from './clock.ts';
 
@@ -57,6 +57,17 @@ export class RunnerStatuses {
     this.runners = runners;
     this.clock = clock;
     this.intervalMs = statusPollMs(runners.length);
+    // A backend that sees a runner's end by itself (Runner.testEnded) saves the poll its wait.
+    for (const [i, runner] of runners.entries())
+      void runner.testEnded?.then((status) => this.record(i, status));
+  }
+
+  /** Records that runner `i`'s test has ended with `status` (9 or later), once. */
+  private record(i: number, status: number): void {
+    if (this.ended.has(i)) return;
+    this.ended.add(i);
+    this.endStatus.set(i, status);
+    this.newlyEnded.push(i);
   }
 
   /**
@@ -76,7 +87,9 @@ export class RunnerStatuses {
         // A sample only while the test runs (k6 samples no more once its test ended), and only when
         // every runner answered (a missing runner's VUs would read as none).
         const stillTesting = answers.filter((a) => a !== undefined && a.status < K6_STATUS.Ended);
-        if (asked.length === live.length && answers.every((a) => a !== undefined) && stillTesting.length > 0)
+        // A runner that answers from its own record (Runner.vusRecord) gives no count here (NaN).
+        const counted = answers.every((a) => a !== undefined && Number.isFinite(a.vus));
+        if (asked.length === live.length && counted && stillTesting.length > 0)
           this.vusSamples.push({ atMs: now, vus: stillTesting.reduce((sum, a) => sum + a!.vus, 0) });
       });
       let timer: NodeJS.Timeout | undefined;
@@ -97,11 +110,7 @@ export class RunnerStatuses {
     try {
       // A short timeout: a runner that hangs (SIGSTOP, a frozen node) is asked again later.
       const s = await this.runners[i]!.api.status(REST_TIMEOUT_MS.poll);
-      if (s.status >= K6_STATUS.Ended && !this.ended.has(i)) {
-        this.ended.add(i);
-        this.endStatus.set(i, s.status);
-        this.newlyEnded.push(i);
-      }
+      if (s.status >= K6_STATUS.Ended) this.record(i, s.status);
       return { status: s.status, vus: s.vus };
     } catch {
       return undefined;
@@ -109,4 +118,34 @@ export class RunnerStatuses {
       this.inFlight.delete(i);
     }
   }
+}
+
+/**
+ * The whole test's `vus` samples from every runner's own record ({@link Runner.vusRecord}), with
+ * the meaning of the status poll's: one per period of the wall clock (the records' `periodMs`,
+ * to whose multiples their samples are aligned), the sum of every runner's active VUs in that
+ * period (its last change up to it), from the first period in which every runner had started to
+ * the last that began before some runner's test ended; a runner whose test had ended counts 0.
+ * @returns the samples in time order (`atMs` the period's start); empty when a record is missing.
+ */
+export function mergeVusRecords(records: ReadonlyArray<VusRecord | undefined>): VusSample[] {
+  const complete = records.filter((r): r is VusRecord => r !== undefined && r.changes.length > 0);
+  if (complete.length === 0 || complete.length < records.length) return [];
+  const periodMs = complete[0]!.periodMs;
+  const period = (ms: number) => Math.floor(ms / periodMs);
+  const from = Math.max(...complete.map((r) => period(r.changes[0]!.atMs)));
+  const to = Math.max(...complete.map((r) => Math.ceil(r.endedAtMs / periodMs) - 1));
+  /** Per runner: the index of its first change after the current period. */
+  const next = complete.map(() => 0);
+  const samples: VusSample[] = [];
+  for (let p = from; p <= to; p++) {
+    let vus = 0;
+    for (const [i, r] of complete.entries()) {
+      if (p * periodMs >= r.endedAtMs) continue;
+      while (next[i]! < r.changes.length && period(r.changes[next[i]!]!.atMs) <= p) next[i]!++;
+      vus += r.changes[next[i]! - 1]!.vus;
+    }
+    samples.push({ atMs: p * periodMs, vus });
+  }
+  return samples;
 }

@@ -72,7 +72,11 @@ const podOf = (pods: V1Pod[], index: number) =>
   pods.find((p) => p.metadata!.labels![LABELS.runner] === String(index))!;
 
 /** The log-read path of runner `index`'s Pod (`pods/k6d-<run>-<index>-<suffix>/log`). */
-const logOf = (index: number) => new RegExp(`/pods/k6d-[a-z0-9]+-${index}-[a-z0-9]+/log`);
+/** Reads of runner `index`'s k6 container log (its summary); its barrier container's log is another. */
+const logOf = (index: number) =>
+  new RegExp(`/pods/k6d-[a-z0-9]+-${index}-[a-z0-9]+/log\\?(.*&)?container=k6(&|$)`);
+const barrierLogOf = (index: number) =>
+  new RegExp(`/pods/k6d-[a-z0-9]+-${index}-[a-z0-9]+/log\\?(.*&)?container=barrier(&|$)`);
 const POD_PROXY = (what: string) => new RegExp(`/pods/[^/]+:6565/proxy/v1/${what}`);
 
 const CASES: FaultCase[] = [
@@ -100,7 +104,7 @@ const CASES: FaultCase[] = [
   },
   {
     name: 'launch: a 429 on the permission check is retried',
-    rules: [{ name: 'review-429', method: 'POST', path: /selfsubjectaccessreviews/, status: 429, times: 3 }],
+    rules: [{ name: 'review-429', method: 'POST', path: /selfsubjectrulesreviews/, status: 429, times: 2 }],
     exit: 0,
     applied: ['review-429'],
   },
@@ -110,6 +114,32 @@ const CASES: FaultCase[] = [
     exit: 0,
     applied: ['status-503'],
     kept: [0, 1],
+  },
+  {
+    name: "barrier: runner 1's barrier log cannot be followed (500): it is polled through the pod proxy",
+    rules: [{ name: 'barrier1-500', method: 'GET', path: barrierLogOf(1), status: 500 }],
+    exit: 0,
+    applied: ['barrier1-500'],
+    kept: [0, 1],
+    check: (_step, result) => {
+      // Runner 1's status (its end, its VUs) came through the pod proxy instead.
+      expect(proxy.seen.some((r) => /^GET .*-1-[a-z0-9]+:6565\/proxy\/v1\/status/.test(r))).toBe(true);
+      expect(result!.metrics.vus!.values.max).toBe(2);
+    },
+  },
+  {
+    name: 'monitoring: every barrier log follow is cut after 1.5 s and opened again; the VU count is whole',
+    rules: [{ name: 'barrier-cut', method: 'GET', path: barrierLogOf(0), cutAfterMs: 1500, times: 3 }],
+    seconds: 6,
+    exit: 0,
+    applied: ['barrier-cut'],
+    kept: [0, 1],
+    check: (_step, result) => {
+      expect(proxy.hits.get('barrier-cut')).toBe(3);
+      expect(result!.metrics.vus!.values.max).toBe(2);
+      // Runner 0's end came from its followed log: its status was never polled through the proxy.
+      expect(proxy.seen.filter((r) => /^GET .*-0-[a-z0-9]+:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
+    },
   },
   {
     name: 'barrier: the pod proxy never answers; the start timeout names the runners',
@@ -328,6 +358,7 @@ describe('Kubernetes faults', () => {
     async (_name, c) => {
       proxy.rules.splice(0, proxy.rules.length, ...(c.rules ?? []));
       proxy.hits.clear();
+      proxy.seen.length = 0;
       const workspace = tempDir('k6d-fault-');
       const step = startAction(
         'dist/run.js',

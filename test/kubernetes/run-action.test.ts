@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { RunResult } from '../../src/result/result.ts';
+import { k6Binary } from '../equivalence/harness.ts';
 import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 import { leftovers } from './support/objects.ts';
@@ -92,6 +94,32 @@ describe('run action on Kubernetes', () => {
     expect(Number(step.outputs['start-skew'])).toBe(result.startSkewMs);
     expect(step.summary).toContain('start skew');
     expect(step.summary).toContain('k6d-loadtest-');
+  });
+
+  it("reads the vus gauge from every runner's barrier container, as plain k6 run reports it", async () => {
+    const ramp = `import { sleep } from 'k6';
+export const options = { scenarios: { ramp: { executor: 'ramping-vus', startVUs: 0, gracefulRampDown: '0s',
+  stages: [{ duration: '2s', target: 8 }, { duration: '2s', target: 8 }] } } };
+export default function () { sleep(0.1); }
+`;
+    const workspace = tempDir('k6d-k8s-');
+    const step = await runAction(
+      'dist/run.js',
+      { script: writeScript(ramp), runners: '4', kubeconfig: kubeconfig(), ...DEDICATED },
+      { workspace },
+    );
+    expect(step.code, step.stdout).toBe(0);
+    const vus = resultOf(step, workspace).metrics.vus!.values;
+    // Plain k6 of the same script, on this machine.
+    const dir = tempDir('k6d-plain-');
+    writeFileSync(path.join(dir, 'ramp.js'), ramp);
+    execFileSync(k6Binary(), ['run', '--quiet', '--summary-export', 'k6.json', 'ramp.js'], { cwd: dir });
+    const plain = JSON.parse(readFileSync(path.join(dir, 'k6.json'), 'utf8')).metrics.vus;
+    console.log(`vus: kubernetes ${JSON.stringify(vus)}, plain k6 ${JSON.stringify(plain)}`);
+    expect(vus.max).toBe(plain.max);
+    expect(vus.max).toBe(8);
+    // The ramp's first VUs: k6 samples its gauge once a second, the runners twice.
+    expect(vus.min).toBeLessThanOrEqual(Math.max(plain.min, 2));
   });
 
   it('fails naming a runner that crashes mid-test, stops the others and removes everything', async () => {

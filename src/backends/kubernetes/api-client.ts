@@ -119,6 +119,7 @@ export interface FollowedLog {
  * without an error handler, so a stream that breaks would be an uncaught exception.
  * @param options.timeoutMs the longest the whole follow may take, in ms.
  * @param options.agent the connection pool to use (ignored with a kubeconfig `proxy-url`).
+ * @param options.onData sees each chunk as it arrives (the whole log is still `text` at the end).
  */
 export function followPodLog(
   kc: KubeConfig,
@@ -129,6 +130,8 @@ export function followPodLog(
     policy: RetryPolicy;
     signal?: AbortSignal;
     agent?: https.Agent;
+    /** Called with each chunk of the log as it arrives. */
+    onData?: (chunk: string) => void;
   },
 ): FollowedLog {
   let taken!: () => void;
@@ -187,6 +190,7 @@ export function followPodLog(
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
         log += chunk;
+        options.onData?.(chunk);
       });
       response.on('end', () => resolve(log));
       response.on('error', reject);

@@ -19,6 +19,7 @@ import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit } from '../backend.ts';
 import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
+import { BarrierLog } from './barrier-log.ts';
 import {
   archiveConfigMap,
   CONTAINERS,
@@ -97,6 +98,15 @@ const FOLLOW_SETTLE_MS = 1_500;
  */
 const FOLLOW_QUIET_MS = 300;
 
+/**
+ * Opening a barrier container's follow: the kubelet may be busy (503s) while many Pods start at
+ * once. A follow still refused after these (about 7 s) gives way to polling through the pod proxy.
+ */
+const BARRIER_FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 10_000, minTimeoutMs: 200 };
+
+/** How many times a barrier container's follow that broke is opened again before the runner is polled through the pod proxy instead. */
+const BARRIER_FOLLOW_ATTEMPTS = 5;
+
 /** What a kubelet sends instead of a followed log when it cannot watch the file (kubelet `kuberuntime/logs`). */
 const KUBELET_FOLLOW_FAILED = /^failed to create fsnotify watcher/;
 
@@ -133,6 +143,30 @@ async function eachLimited<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/**
+ * A runner's follow of its barrier container's log (barrier-log.ts), from when the container runs
+ * to the end of the runner's test.
+ */
+interface BarrierFollow {
+  log: BarrierLog;
+  /** The follow could not be kept: the runner is polled through the pod proxy instead. */
+  failed: boolean;
+}
+
+/**
+ * The status of a runner whose test runs, as its barrier container's log tells it: no VU count
+ * (NaN), which the monitor takes from the runners' records instead (Runner.vusRecord).
+ */
+const RUNNING: K6Status = {
+  status: K6_STATUS.Running,
+  paused: false,
+  running: true,
+  stopped: false,
+  vus: Number.NaN,
+  vusMax: Number.NaN,
+  tainted: false,
+};
+
 /** A status the orchestrator's barrier reads as "not yet" (k6 is still initialising VUs). */
 const INITIALISING: K6Status = {
   status: K6_STATUS.InitVUs,
@@ -149,11 +183,14 @@ const INITIALISING: K6Status = {
  * readiness and failures from a Pod watch, the k6 REST API through the API server's pod proxy
  * (`/api/v1/namespaces/NS/pods/NAME:6565/proxy/v1/status`, RBAC `pods/proxy`).
  *
- * The barrier costs the API server nothing per poll: a runner's `api.status()` is answered from the
- * Pod watch (its barrier container ends once k6 is at status 4, see manifests.ts) until the watch
- * says every runner is ready; then one real `GET /v1/status` per runner, all at once, through the
- * pod proxy confirms it and opens the warm connection its start `PATCH` goes out on. A runner whose barrier container failed is polled
- * through the proxy as before.
+ * Neither the barrier nor the monitor polls the runners through the API server: each runner's
+ * barrier container prints when k6 is at status 4, its VU count while the test runs and the end of
+ * its test (manifests.ts), and the backend follows that log, one request per runner for the whole
+ * run. A runner's `api.status()` is answered from it: before the start, "initialising" until every
+ * runner is ready, then one real `GET /v1/status` per runner, all at once, through the pod proxy
+ * confirms it and opens the warm connection its start `PATCH` goes out on; after the start,
+ * "running" until the end line, which also settles `testEnded`. A runner whose barrier container
+ * failed, or whose log cannot be followed, is polled through the proxy instead.
  */
 export class KubernetesBackend implements Backend {
   readonly name = 'kubernetes' as const;
@@ -168,6 +205,8 @@ export class KubernetesBackend implements Backend {
   private readonly lost = new Set<number>();
   /** Logs of disrupted runners, read to the end as their Pods go away. */
   private readonly savedLogs = new Map<number, FollowedLog>();
+  /** Per runner: its barrier container's followed log, once its Pod runs. */
+  private readonly barrierFollows = new Map<number, BarrierFollow>();
   private cleanedUp = false;
   /**
    * Keeps the pod-proxy connections to the API server open between the barrier's confirmation and
@@ -227,11 +266,17 @@ export class KubernetesBackend implements Backend {
   private runner(index: number): Runner {
     const pods = this.pods!;
     const api = this.runnerApi(index);
+    let testEnded!: (status: number) => void;
+    const ended = new Promise<number>((resolve) => {
+      testEnded = resolve;
+    });
     const exited = new Promise<RunnerExit>((resolve) => {
       const unschedulableSince = { at: 0 };
       const lostSince = { at: 0 };
       const check = () => {
         const state = pods.state(index);
+        if (state.kind === 'running' && state.barrier === 'running' && !this.barrierFollows.has(index))
+          this.barrierFollows.set(index, this.followBarrier(index, state.pod, testEnded));
         if ((state.kind === 'running' || state.kind === 'ended') && state.disruption)
           this.saveLog(index, state.pod);
         if (state.kind === 'running' && state.disruption) lostSince.at ||= Date.now();
@@ -259,6 +304,8 @@ export class KubernetesBackend implements Backend {
       index,
       api,
       exited,
+      testEnded: ended,
+      vusRecord: () => this.barrierFollows.get(index)?.log.vusRecord(),
       kill: async () => {
         const state = pods.state(index);
         if (state.kind !== 'none') {
@@ -322,6 +369,55 @@ export class KubernetesBackend implements Backend {
         }
       },
     };
+  }
+
+  /**
+   * Follows runner `index`'s barrier container log (Pod `pod`) into a {@link BarrierLog}, calling
+   * `onEnd` with the end status once the end line arrives. A follow that was taken and breaks (or
+   * ends) before the end line is opened again, from the log's start, while the container runs,
+   * {@link BARRIER_FOLLOW_ATTEMPTS} times in all. A follow refused after its retries, or broken
+   * too often, is `failed`: the runner is polled through the pod proxy from then on.
+   */
+  private followBarrier(index: number, pod: string, onEnd: (status: number) => void): BarrierFollow {
+    const follow: BarrierFollow = {
+      log: new BarrierLog(() => {
+        if (follow.log.end) onEnd(follow.log.end.status);
+      }),
+      failed: false,
+    };
+    const open = (attempt: number) => {
+      follow.log.reset();
+      const followed = followPodLog(
+        this.o.kc,
+        { namespace: this.o.namespace, name: pod, container: CONTAINERS.barrier },
+        {
+          timeoutMs: (this.o.activeDeadlineSeconds + 60) * 1000,
+          quietMs: FOLLOW_QUIET_MS,
+          policy: BARRIER_FOLLOW_RETRY,
+          signal: this.closing.signal,
+          agent: this.agent,
+          onData: (chunk) => follow.log.feed(chunk),
+        },
+      );
+      let taken = false;
+      followed.inPlace.then(
+        () => {
+          taken = true;
+        },
+        () => {},
+      );
+      // The stream ends when the container does; before the end line, it broke or was refused.
+      const settled = () => {
+        if (this.closing.signal.aborted || follow.log.end) return;
+        const state = this.pods?.state(index);
+        const runs = state?.kind === 'running' && state.pod === pod && state.barrier === 'running';
+        if (taken && runs && attempt < BARRIER_FOLLOW_ATTEMPTS) open(attempt + 1);
+        else follow.failed = true;
+      };
+      followed.text.then(settled, settled);
+    };
+    open(1);
+    return follow;
   }
 
   /**
@@ -425,7 +521,10 @@ export class KubernetesBackend implements Backend {
     return undefined;
   }
 
-  /** Runner `index`'s REST API: the status from the Pod watch until ready, the rest through the pod proxy. */
+  /**
+   * Runner `index`'s REST API: its status from its barrier container's log where it can be
+   * followed (see the class), the rest through the pod proxy.
+   */
   private runnerApi(index: number): RunnerApi {
     const proxied = runnerApi(this.proxyRequest(index));
     let confirmed: K6Status | undefined;
@@ -436,31 +535,55 @@ export class KubernetesBackend implements Backend {
         started = true;
         return proxied.start();
       },
-      status: async () => {
-        // After the start every status is read from the runner: the monitor sees its test end there.
-        if (started) return proxied.status();
+      status: async (timeoutMs) => {
+        const follow = this.barrierFollows.get(index);
+        const end = follow?.log.end;
+        if (started) {
+          if (end)
+            return {
+              ...RUNNING,
+              status: end.status,
+              running: false,
+              vus: 0,
+              stopped: end.status === K6_STATUS.Interrupted,
+            };
+          const state = this.pods!.state(index);
+          if (follow && !follow.failed && state.kind === 'running' && state.barrier === 'running')
+            return RUNNING;
+          return proxied.status(timeoutMs);
+        }
         const state = this.pods!.state(index);
         if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
-        // Until every runner's barrier container has ended, none is confirmed: then the orchestrator's
-        // next poll sends all confirmations at once, which opens one warm connection per runner
-        // for the start PATCHes (sequential confirmations would leave a few sockets for all).
-        if (state.barrier === 'waiting' || (state.barrier === 'ready' && !this.allBarriersDone())) {
-          return INITIALISING;
-        }
-        if (confirmed && state.barrier === 'ready') return confirmed;
-        const status = await proxied.status();
-        if (status.status === K6_STATUS.PausedBeforeRun && state.barrier === 'ready') confirmed = status;
+        const gate = this.gate(index);
+        // Until every runner is ready (or failed), none is confirmed: then the orchestrator's next
+        // poll sends all confirmations at once, which opens one warm connection per runner for the
+        // start PATCHes (sequential confirmations would leave a few sockets for all).
+        if (gate === 'waiting' || (gate === 'ready' && !this.allBarriersDone())) return INITIALISING;
+        if (confirmed && gate === 'ready') return confirmed;
+        const status = await proxied.status(timeoutMs);
+        if (status.status === K6_STATUS.PausedBeforeRun && gate === 'ready') confirmed = status;
         return status;
       },
     };
   }
 
-  /** Whether every runner's Pod runs and its barrier container has ended (ready or failed). */
+  /**
+   * Runner `index`'s barrier: `ready` once its barrier container printed that k6 is at status 4,
+   * `failed` when that container failed or its log cannot be followed (the runner is then polled
+   * through the pod proxy), else `waiting`.
+   */
+  private gate(index: number): 'waiting' | 'ready' | 'failed' {
+    const state = this.pods!.state(index);
+    const follow = this.barrierFollows.get(index);
+    if (state.kind !== 'running') return 'waiting';
+    if (follow?.log.readyAtMs !== undefined || state.barrier === 'exited') return 'ready';
+    if (state.barrier === 'failed' || follow?.failed) return 'failed';
+    return 'waiting';
+  }
+
+  /** Whether every runner's Pod runs and its barrier is done (ready or failed). */
   private allBarriersDone(): boolean {
-    for (let i = 0; i < this.runnerCount; i++) {
-      const state = this.pods!.state(i);
-      if (state.kind !== 'running' || state.barrier === 'waiting') return false;
-    }
+    for (let i = 0; i < this.runnerCount; i++) if (this.gate(i) === 'waiting') return false;
     return true;
   }
 

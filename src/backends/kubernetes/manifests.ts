@@ -17,10 +17,12 @@ import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/
  * - `k6`: `k6 run --paused`, its entry module's compact summary written to its own stdout, so it
  *   reaches the Pod log, the one thing the API server lets us read from a finished container;
  * - `barrier`: a second `k6 run` of a tiny script (in the run's ConfigMap) that polls the runner's
- *   REST API on 127.0.0.1 and exits 0 once the runner is at status 4 (PausedBeforeRun). Its
- *   termination is in the Pod's status, so the Pod watch carries the readiness of every runner and
- *   the orchestrator's barrier costs the API server nothing. (An HTTP readinessProbe cannot do it:
- *   k6's `/v1/status` answers 200 at every status, and no k6 endpoint fails before status 4.)
+ *   REST API on 127.0.0.1 and prints, to its own log, when the runner is at status 4
+ *   (PausedBeforeRun), its VU count while the test runs, and the end of its test, then exits 0.
+ *   The orchestrator follows that log (one request per runner for the whole run), so neither the
+ *   barrier nor the monitor polls the runners through the API server. (An HTTP readinessProbe
+ *   cannot carry the barrier: k6's `/v1/status` answers 200 at every status, and no k6 endpoint
+ *   fails before status 4.)
  */
 
 /** Label keys every object of a run carries. */
@@ -52,18 +54,39 @@ export const PATHS = {
 /** The container names of a runner Pod. */
 export const CONTAINERS = { k6: 'k6', barrier: 'barrier' } as const;
 
-/** Resources of the barrier container when none are given: one idle VU polling 10 times a second. */
+/** Resources of the barrier container when none are given: one idle VU polling loopback 10 times a second. */
 export const BARRIER_RESOURCES: Resources = {
   requests: { cpu: '10m', memory: '32Mi' },
   limits: { memory: '256Mi' },
 };
 
 /**
- * The barrier container's k6 script: polls the runner's `GET /v1/status` on 127.0.0.1 every
- * 100 ms and ends (exit 0) at status 4 (PausedBeforeRun) or later; when the runner's REST API
- * answered once and then stays gone for 2 s (the runner exited), it fails (exit 108) instead.
+ * What the barrier container prints, one line each, to its stdout (the container's log, which the
+ * orchestrator follows): `k6d-ready <ms>` once the runner is at status 4 (PausedBeforeRun) or later;
+ * while its test runs, `k6d-vus <ms> <vus>` at the first poll of each {@link VUS_PERIOD_MS} period
+ * of the wall clock whose active VU count differs from the last one printed (the first is always
+ * printed); `k6d-end <ms> <status>` once its test has ended (status 9 Ended, 10 Interrupted, 11
+ * MarkedAsFailed), after which it exits 0. `<ms>` is the node's epoch ms.
  */
-export function barrierScript(): string {
+export const BARRIER_LINE = { ready: 'k6d-ready', vus: 'k6d-vus', end: 'k6d-end' } as const;
+
+/**
+ * The period of the VU samples the barrier container takes, in ms: twice per period at which k6
+ * samples its own `vus` gauge (1 s, k6 v2.2.0 `internal/execution/scheduler.go`), as the local
+ * monitor's status poll (src/run/status-poll.ts). Aligned to the wall clock, so that the samples of
+ * every runner fall in the same periods.
+ */
+export const VUS_PERIOD_MS = 500;
+
+/**
+ * The barrier container's k6 script: polls the runner's `GET /v1/status` on 127.0.0.1 every
+ * 100 ms and prints {@link BARRIER_LINE} lines: ready at status 4, the VU count while the test
+ * runs, and the end, when it exits 0. When the runner's REST API answered once and then stays gone
+ * for 2 s (the runner exited), it fails (exit 108) instead. The loopback polls cost the API server
+ * nothing; the orchestrator follows this container's log, one request per runner for the whole run.
+ * @param port the runner's REST API port on 127.0.0.1 (a test runs it beside a local k6).
+ */
+export function barrierScript(port: number = REST_PORT): string {
   return `import http from 'k6/http';
 import exec from 'k6/execution';
 import { sleep } from 'k6';
@@ -73,14 +96,34 @@ export const options = {
 export default function () {
   let seen = false;
   let gone = 0;
+  let ready = false;
+  let period = -1;
+  let vus = -1;
   for (;;) {
-    const r = http.get('http://127.0.0.1:${REST_PORT}/v1/status', { timeout: '2s' });
+    const r = http.get('http://127.0.0.1:${port}/v1/status', { timeout: '2s' });
     if (r.status === 200) {
       seen = true;
       gone = 0;
-      if (r.json('data.attributes.status') >= 4) return;
+      const now = Date.now();
+      const status = r.json('data.attributes.status');
+      if (status >= 4 && !ready) {
+        ready = true;
+        console.log('${BARRIER_LINE.ready} ' + now);
+      }
+      if (status >= 9) {
+        console.log('${BARRIER_LINE.end} ' + now + ' ' + status);
+        return;
+      }
+      if (status >= 5 && Math.floor(now / ${VUS_PERIOD_MS}) !== period) {
+        period = Math.floor(now / ${VUS_PERIOD_MS});
+        const active = r.json('data.attributes.vus');
+        if (active !== vus) {
+          vus = active;
+          console.log('${BARRIER_LINE.vus} ' + now + ' ' + vus);
+        }
+      }
     } else if (seen && ++gone > 20) {
-      exec.test.abort('the runner REST API went away before status 4');
+      exec.test.abort('the runner REST API went away');
     }
     sleep(0.1);
   }
@@ -385,7 +428,9 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
                 '--quiet',
                 '--summary-mode=disabled',
                 '--no-usage-report',
-                '--log-output=none',
+                // Its lines (console.log) alone on stdout, the container's log the orchestrator follows.
+                '--log-output=stdout',
+                '--log-format=raw',
                 PATHS.barrierScript,
               ],
               env: [

@@ -15,14 +15,14 @@ export type PodState =
   | { kind: 'none' }
   | { kind: 'pending'; pod: string; unschedulable?: string }
   /**
-   * `barrier`: `ready` once its barrier container ended with exit 0 (k6 reached status 4,
-   * PausedBeforeRun), `failed` when it ended otherwise, else `waiting`.
+   * `barrier`, its barrier container (manifests.ts): `starting` until it runs, `running`, `exited`
+   * once it ended with exit 0 (it saw its runner's test end), `failed` when it ended otherwise.
    */
   | {
       kind: 'running';
       pod: string;
       node?: string;
-      barrier: 'waiting' | 'ready' | 'failed';
+      barrier: 'starting' | 'running' | 'exited' | 'failed';
       disruption?: Disruption;
     }
   | {
@@ -130,7 +130,13 @@ export function classifyPod(pod: V1Pod): PodState {
   }
   if (container?.state?.running) {
     const ended = barrier?.state?.terminated;
-    const gate = !ended ? 'waiting' : ended.exitCode === 0 ? 'ready' : 'failed';
+    const gate = ended
+      ? ended.exitCode === 0
+        ? 'exited'
+        : 'failed'
+      : barrier?.state?.running
+        ? 'running'
+        : 'starting';
     return { kind: 'running', pod: name, barrier: gate, ...(node ? { node } : {}), ...disrupted };
   }
   const scheduled = status?.conditions?.find((c) => c.type === 'PodScheduled');

@@ -208,6 +208,26 @@ describe('the vus gauge', () => {
     expect(result.metrics.vus?.values).toEqual({ value: 1, min: 1, max: 4 });
   });
 
+  it("comes from the runners' own records where each keeps one (Kubernetes), and their end wakes the monitor", async () => {
+    const { run } = setup([
+      {
+        ownRecord: [
+          [0, 2],
+          [1000, 5],
+        ],
+        run: { code: 0, afterMs: 2600 },
+        summary: withVus(5),
+      },
+      { ownRecord: [[0, 1]], run: { code: 0, afterMs: 3100 }, summary: withVus(1) },
+    ]);
+    const result = await run;
+    // Periods from the start: 2+1, 5+1 from 1 s, then 1 once runner 0 ended at 2.6 s (its period
+    // from 2.5 s still counts it). The status poll saw no count (NaN) and took no sample.
+    expect(result.metrics.vus?.values).toEqual({ value: 1, min: 1, max: 6 });
+    // The test ended at 3.1 s, seen then: not at the next 0.5 s status poll.
+    expect(Date.parse(result.endedAt) - Date.parse(result.startedAt)).toBe(3100);
+  });
+
   it("falls back to the summaries' sums for a test too short to be sampled", async () => {
     const { run } = setup([{ summary: withVus(2) }, { summary: withVus(2) }]);
     const result = await run;

@@ -13,7 +13,7 @@ import {
   NODE_LOST_TOLERATIONS,
   runnerJob,
 } from '../../../../src/backends/kubernetes/manifests.ts';
-import { REQUIRED_PERMISSIONS } from '../../../../src/backends/kubernetes/permissions.ts';
+import { REQUIRED_PERMISSIONS, ruleGrants } from '../../../../src/backends/kubernetes/permissions.ts';
 import { classifyPod, disruptionOf } from '../../../../src/backends/kubernetes/pods.ts';
 import { describeExit } from '../../../../src/k6/exit-codes.ts';
 import { planRun } from '../../../../src/run/plan.ts';
@@ -70,6 +70,8 @@ describe('runner Job manifest', () => {
     const barrier = pod.containers[1]!;
     expect(barrier.command![0]).toBe('k6');
     expect(barrier.command!.at(-1)).toBe('/k6d/archive/barrier.js');
+    // Its lines alone, unadorned, on the log the backend follows.
+    expect(barrier.command).toEqual(expect.arrayContaining(['--log-output=stdout', '--log-format=raw']));
     expect(barrier.resources).toEqual(BARRIER_RESOURCES);
     const cm = archiveConfigMap(spec, Buffer.from('tar'));
     expect(cm.data!['barrier.js']).toContain("http.get('http://127.0.0.1:6565/v1/status'");
@@ -280,6 +282,25 @@ describe('Pod states', () => {
     ).toEqual({ kind: 'ended', pod: 'p', code: 137, reason: 'OOMKilled', node: 'n1' });
     expect(describeExit(137, 'OOMKilled')).toBe('exit 137: failed (OOMKilled)');
   });
+
+  it("tells the barrier container's states apart: its log is followed once it runs", () => {
+    const k6 = { name: 'k6', image: 'x', imageID: '', ready: true, restartCount: 0, state: { running: {} } };
+    const barrierIn = (state: object) =>
+      classifyPod({
+        metadata: { name: 'p' },
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            k6,
+            { name: 'barrier', image: 'x', imageID: '', ready: false, restartCount: 0, state },
+          ],
+        },
+      });
+    expect(barrierIn({ waiting: { reason: 'ContainerCreating' } })).toMatchObject({ barrier: 'starting' });
+    expect(barrierIn({ running: {} })).toMatchObject({ barrier: 'running' });
+    expect(barrierIn({ terminated: { exitCode: 0 } })).toMatchObject({ barrier: 'exited' });
+    expect(barrierIn({ terminated: { exitCode: 108 } })).toMatchObject({ barrier: 'failed' });
+  });
 });
 
 describe('examples/rbac.yaml', () => {
@@ -301,6 +322,38 @@ describe('examples/rbac.yaml', () => {
       (p) => `${p.group}|${p.resource}${p.subresource ? `/${p.subresource}` : ''}|${p.verb}`,
     );
     expect(granted.sort()).toEqual(needed.sort());
+    // Read back as a SelfSubjectRulesReview gives them, the rules grant every permission.
+    for (const p of REQUIRED_PERMISSIONS)
+      expect(
+        role.rules!.some((r) => ruleGrants(r, p)),
+        JSON.stringify(p),
+      ).toBe(true);
+  });
+});
+
+describe('a rule of a SelfSubjectRulesReview, matched as RBAC matches it', () => {
+  const log = { group: '', resource: 'pods', subresource: 'log', verb: 'get' };
+  const watchJobs = { group: 'batch', resource: 'jobs', verb: 'watch' };
+  it('grants by exact name or a wildcard, a subresource only by its own name or */sub', () => {
+    expect(ruleGrants({ apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }, log)).toBe(true);
+    expect(ruleGrants({ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }, log)).toBe(true);
+    expect(ruleGrants({ apiGroups: [''], resources: ['*/log'], verbs: ['get'] }, log)).toBe(true);
+    expect(ruleGrants({ apiGroups: ['batch'], resources: ['jobs'], verbs: ['*'] }, watchJobs)).toBe(true);
+  });
+  it('does not grant what RBAC would refuse', () => {
+    // `pods` is not `pods/log`, and RBAC has no `pods/*`.
+    expect(ruleGrants({ apiGroups: [''], resources: ['pods'], verbs: ['get'] }, log)).toBe(false);
+    expect(ruleGrants({ apiGroups: [''], resources: ['pods/*'], verbs: ['get'] }, log)).toBe(false);
+    expect(ruleGrants({ apiGroups: [''], resources: ['pods/log'], verbs: ['list'] }, log)).toBe(false);
+    // The core group is not batch.
+    expect(ruleGrants({ apiGroups: [''], resources: ['jobs'], verbs: ['watch'] }, watchJobs)).toBe(false);
+    // A rule for some names covers not every object.
+    expect(
+      ruleGrants(
+        { apiGroups: ['batch'], resources: ['jobs'], verbs: ['watch'], resourceNames: ['a'] },
+        watchJobs,
+      ),
+    ).toBe(false);
   });
 });
 

@@ -103,6 +103,12 @@ export interface FakeRunnerScript {
   vus?: number;
   /** What `POST /v1/setup` does: answer this data (default `{data: {token: 'abc'}}`), or throw this error. */
   setup?: { data: unknown } | undefined | Error;
+  /**
+   * Keeps its own record of its VUs, as a Kubernetes runner's barrier container does: its status
+   * after the start carries no VU count (NaN), `testEnded` settles as its test ends, and
+   * `vusRecord()` gives these changes (epoch ms of the fake clock, VUs) once it has ended.
+   */
+  ownRecord?: Array<[number, number]>;
   /** What `POST /v1/teardown` does: nothing (default), or throw this error. */
   teardown?: Error;
 }
@@ -160,6 +166,10 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
   /** Set once its test ended: the exit it lingers with. */
   let lingering: (RunnerExit & { logTail?: string; endStatus?: number }) | undefined;
   let started = false;
+  let testEnded!: (status: number) => void;
+  const ownEnd = new Promise<number>((resolve) => {
+    testEnded = resolve;
+  });
   const endTest = (e: RunnerExit & { logTail?: string; crash?: true; endStatus?: number }) => {
     if (ended || lingering) return;
     if (e.crash) {
@@ -168,6 +178,7 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
     } else {
       lingering = e;
       testEndedAtMs = clock.now();
+      testEnded(e.endStatus ?? endStatus(e.code));
     }
   };
   const calls = {
@@ -194,7 +205,7 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
       status: async () => {
         if (ended) throw new Error('connect ECONNREFUSED 127.0.0.1:6565');
         if (lingering) return status(lingering.endStatus ?? endStatus(lingering.code));
-        if (started) return status(K6_STATUS.Running, script.vus);
+        if (started) return status(K6_STATUS.Running, script.ownRecord ? Number.NaN : script.vus);
         const answer = statuses[Math.min(polls++, statuses.length - 1)]!;
         if (answer === 'error') throw new Error('connect ECONNREFUSED 127.0.0.1:6565');
         if (answer === K6_STATUS.PausedBeforeRun && !readySeen) {
@@ -248,6 +259,22 @@ function fakeRunner(index: number, script: FakeRunnerScript, clock: Clock): Fake
       } else setImmediate(() => exit({ code: 105 }));
     },
     cleanupTerminate: () => exit({ code: null, signal: 'SIGTERM' }),
+    ...(script.ownRecord
+      ? {
+          testEnded: ownEnd,
+          vusRecord: () =>
+            testEndedAtMs === undefined
+              ? undefined
+              : {
+                  changes: script.ownRecord!.map(([offsetMs, vus]) => ({
+                    atMs: startedAtMs + offsetMs,
+                    vus,
+                  })),
+                  endedAtMs: testEndedAtMs,
+                  periodMs: 500,
+                },
+        }
+      : {}),
     kill: async () => {
       calls.kill++;
       exit({ code: null, signal: 'SIGKILL' });

@@ -1,0 +1,54 @@
+import type { VusRecord } from '../backend.ts';
+import { BARRIER_LINE, VUS_PERIOD_MS } from './manifests.ts';
+
+/**
+ * What a runner's barrier container has printed so far ({@link BARRIER_LINE}, manifests.ts), read
+ * from its followed log. Other lines (k6's own warnings) are ignored; a line split between two
+ * chunks is joined. A follow reads the log from its start, so a new follow starts with
+ * {@link reset}.
+ */
+export class BarrierLog {
+  /** Epoch ms (the node's clock) at which the runner was seen at status 4; undefined before. */
+  readyAtMs: number | undefined;
+  /** The end of the runner's test: when, and its status (9, 10 or 11); undefined before. */
+  end: { atMs: number; status: number } | undefined;
+  private changes: Array<{ atMs: number; vus: number }> = [];
+  private partial = '';
+  private readonly onChange: () => void;
+
+  /** @param onChange called after a chunk that brought the ready or the end line. */
+  constructor(onChange: () => void = () => {}) {
+    this.onChange = onChange;
+  }
+
+  /** Forgets everything read: the next chunk is the log's start. */
+  reset(): void {
+    this.partial = '';
+    this.changes = [];
+  }
+
+  /** Reads one chunk of the log. */
+  feed(chunk: string): void {
+    const lines = (this.partial + chunk).split('\n');
+    this.partial = lines.pop()!;
+    const before = [this.readyAtMs, this.end];
+    for (const line of lines) this.read(line.trimEnd());
+    if (before[0] !== this.readyAtMs || before[1] !== this.end) this.onChange();
+  }
+
+  /** The runner's VU record ({@link VusRecord}) once its test has ended with a sample; else undefined. */
+  vusRecord(): VusRecord | undefined {
+    if (!this.end || this.changes.length === 0) return undefined;
+    return { changes: this.changes, endedAtMs: this.end.atMs, periodMs: VUS_PERIOD_MS };
+  }
+
+  private read(line: string): void {
+    const [kind, ...fields] = line.split(' ');
+    const numbers = fields.map(Number);
+    if (numbers.length === 0 || !numbers.every(Number.isFinite)) return;
+    const atMs = numbers[0]!;
+    if (kind === BARRIER_LINE.ready && numbers.length === 1) this.readyAtMs ??= atMs;
+    else if (kind === BARRIER_LINE.vus && numbers.length === 2) this.changes.push({ atMs, vus: numbers[1]! });
+    else if (kind === BARRIER_LINE.end && numbers.length === 2) this.end ??= { atMs, status: numbers[1]! };
+  }
+}
