@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BarrierLog } from '../../src/backends/kubernetes/barrier-log.ts';
-import { barrierScript, VUS_PERIOD_MS } from '../../src/backends/kubernetes/manifests.ts';
+import { BARRIER_RUN_ARGS, barrierScript, VUS_PERIOD_MS } from '../../src/backends/kubernetes/manifests.ts';
 import { K6_STATUS } from '../../src/k6/rest.ts';
 import { k6Binary } from '../equivalence/harness.ts';
 import { tempDir } from '../support/cli.ts';
@@ -47,19 +47,10 @@ function runnerAndBarrier(script: string, port: number) {
     { cwd: dir, stdio: 'ignore' },
   );
   // The container's command (manifests.ts).
-  const barrier = spawn(
-    k6Binary(),
-    [
-      'run',
-      '--quiet',
-      '--summary-mode=disabled',
-      '--no-usage-report',
-      '--log-output=stdout',
-      '--log-format=raw',
-      'barrier.js',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const barrier = spawn(k6Binary(), [...BARRIER_RUN_ARGS, 'barrier.js'], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(runner, barrier);
   let stdout = '';
   const log = new BarrierLog();
@@ -68,7 +59,7 @@ function runnerAndBarrier(script: string, port: number) {
     log.feed(chunk);
   });
   const barrierExit = new Promise<number | null>((resolve) => barrier.on('exit', (code) => resolve(code)));
-  return { runner, log, barrierExit, stdout: () => stdout };
+  return { runner, barrier, log, barrierExit, stdout: () => stdout };
 }
 
 async function patchStatus(port: number, attributes: Record<string, unknown>): Promise<void> {
@@ -81,9 +72,9 @@ async function patchStatus(port: number, attributes: Record<string, unknown>): P
 }
 
 describe("the runner Pod's barrier container (real k6 beside a real runner)", () => {
-  it('prints ready at status 4, the VU count as it ramps, and the end; then exits 0', async () => {
+  it('prints ready at status 4, the VU count as it ramps, and the end; then waits for its Pod to end', async () => {
     const port = await freePort();
-    const { runner, log, barrierExit, stdout } = runnerAndBarrier(
+    const { runner, barrier, log, barrierExit, stdout } = runnerAndBarrier(
       `import { sleep } from 'k6';
 export const options = { scenarios: { ramp: { executor: 'ramping-vus', startVUs: 1, stages: [
   { duration: '2s', target: 4 }, { duration: '1s', target: 4 } ], gracefulRampDown: '0s' } } };
@@ -100,7 +91,11 @@ export default function () { sleep(0.05); }
     await patchStatus(port, { paused: false });
     await waitFor(() => log.end !== undefined, 'the end line', { timeoutMs: 30_000 });
     expect(log.end!.status).toBe(K6_STATUS.Ended);
-    expect(await barrierExit).toBe(0);
+    // It polls no more and stays until the Pod ends (a SIGTERM, as the Pod's deletion sends).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(barrier.exitCode).toBeNull();
+    barrier.kill('SIGTERM');
+    expect(await barrierExit).not.toBeNull();
     const record = log.vusRecord()!;
     expect(record.periodMs).toBe(VUS_PERIOD_MS);
     const vus = record.changes.map((c) => c.vus);
@@ -120,7 +115,7 @@ export default function () { sleep(0.05); }
 
   it('prints the end with status 10 when the runner is stopped through its REST API', async () => {
     const port = await freePort();
-    const { log, barrierExit } = runnerAndBarrier(
+    const { log } = runnerAndBarrier(
       `import { sleep } from 'k6';
 export const options = { vus: 2, duration: '60s' };
 export default function () { sleep(0.05); }
@@ -133,7 +128,6 @@ export default function () { sleep(0.05); }
     await patchStatus(port, { stopped: true });
     await waitFor(() => log.end !== undefined, 'the end line', { timeoutMs: 30_000 });
     expect(log.end!.status).toBe(K6_STATUS.Interrupted);
-    expect(await barrierExit).toBe(0);
     expect(log.vusRecord()!.changes.map((c) => c.vus)).toEqual([2]);
   }, 60_000);
 

@@ -381,7 +381,14 @@ export class KubernetesBackend implements Backend {
   private followBarrier(index: number, pod: string, onEnd: (status: number) => void): BarrierFollow {
     const follow: BarrierFollow = {
       log: new BarrierLog(() => {
-        if (follow.log.end) onEnd(follow.log.end.status);
+        if (follow.log.readyAtMs !== undefined && !follow.log.end) this.o.log.debug(`runner ${index}: ready`);
+        if (follow.log.end) {
+          const { atMs, status } = follow.log.end;
+          this.o.log.debug(
+            `runner ${index}: its test ended (status ${status}), seen ${Date.now() - atMs} ms later`,
+          );
+          onEnd(status);
+        }
       }),
       failed: false,
     };
@@ -403,6 +410,7 @@ export class KubernetesBackend implements Backend {
       followed.inPlace.then(
         () => {
           taken = true;
+          this.o.log.debug(`runner ${index}: following its barrier log (attempt ${attempt})`);
         },
         () => {},
       );
@@ -414,7 +422,10 @@ export class KubernetesBackend implements Backend {
         if (taken && runs && attempt < BARRIER_FOLLOW_ATTEMPTS) open(attempt + 1);
         else follow.failed = true;
       };
-      followed.text.then(settled, settled);
+      followed.text.then(settled, (error: unknown) => {
+        this.o.log.debug(`runner ${index}: its barrier log follow ended: ${apiErrorMessage(error)}`);
+        settled();
+      });
     };
     open(1);
     return follow;
