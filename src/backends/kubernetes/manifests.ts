@@ -18,7 +18,7 @@ import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/
  *   reaches the Pod log, the one thing the API server lets us read from a finished container;
  * - `barrier`: a second `k6 run` of a tiny script (in the run's ConfigMap) that polls the runner's
  *   REST API on 127.0.0.1 and prints, to its own log, when the runner is at status 4
- *   (PausedBeforeRun), its VU count while the test runs, and the end of its test; then it waits for the Pod to end.
+ *   (PausedBeforeRun), its VU count while the test runs, and the end of its test, then exits 0.
  *   The orchestrator follows that log (one request per runner for the whole run), so neither the
  *   barrier nor the monitor polls the runners through the API server. (An HTTP readinessProbe
  *   cannot carry the barrier: k6's `/v1/status` answers 200 at every status, and no k6 endpoint
@@ -66,7 +66,7 @@ export const BARRIER_RESOURCES: Resources = {
  * while its test runs, `k6d-vus <ms> <vus>` at its poll of each {@link VUS_PERIOD_MS} period of the
  * wall clock when the active VU count differs from the last one printed (the first is always
  * printed); `k6d-end <ms> <status>` once its test has ended (status 9 Ended, 10 Interrupted, 11
- * MarkedAsFailed), after which it polls no more and ends with the Pod. `<ms>` is the node's epoch ms.
+ * MarkedAsFailed), after which it exits 0. `<ms>` is the node's epoch ms.
  */
 export const BARRIER_LINE = { ready: 'k6d-ready', vus: 'k6d-vus', end: 'k6d-end' } as const;
 
@@ -93,11 +93,11 @@ export const BARRIER_RUN_ARGS: readonly string[] = [
 
 /**
  * The barrier container's k6 script: polls the runner's `GET /v1/status` on 127.0.0.1 every
- * 100 ms until it is ready (status 4), then at the start and the middle of each
- * {@link VUS_PERIOD_MS} period of the wall clock (four polls a second: the end of the test is seen
- * within a quarter second, and every runner samples its VUs at the start of the same periods); it
+ * 100 ms until it is ready (status 4), then at the start of each {@link VUS_PERIOD_MS} period of
+ * the wall clock (two polls a second, as the local monitor's status poll: the end of the test is
+ * seen within a period, and every runner samples its VUs at the start of the same periods); it
  * prints {@link BARRIER_LINE} lines: ready, the VU
- * count while the test runs, and the end, after which it only waits for the Pod's end. When the runner's REST API answered
+ * count while the test runs, and the end, when it exits 0. When the runner's REST API answered
  * once and then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The loopback
  * polls cost the API server nothing; the orchestrator follows this container's log, one request
  * per runner for the whole run.
@@ -129,9 +129,7 @@ export default function () {
       }
       if (status >= 9) {
         console.log('${BARRIER_LINE.end} ' + now + ' ' + status);
-        // It ends with the Pod (SIGTERM), not now: 1,000 containers ending at once would load the
-        // nodes and the API server just as the orchestrator runs teardown() and ends the linger.
-        for (;;) sleep(3600);
+        return;
       }
       if (status >= 5 && Math.floor(now / ${VUS_PERIOD_MS}) !== period) {
         period = Math.floor(now / ${VUS_PERIOD_MS});
@@ -145,8 +143,8 @@ export default function () {
       goneSince = goneSince || now;
       if (now - goneSince > 2000) exec.test.abort('the runner REST API went away');
     }
-    // Ready: poll at the start and the middle of each period (a few ms in, so the sample lands in it).
-    sleep(ready ? (${VUS_PERIOD_MS / 2} - (Date.now() % ${VUS_PERIOD_MS / 2}) + 5) / 1000 : 0.1);
+    // Ready: poll at the start of each period (a few ms in, so the sample lands in it).
+    sleep(ready ? (${VUS_PERIOD_MS} - (Date.now() % ${VUS_PERIOD_MS}) + 5) / 1000 : 0.1);
   }
 }
 `;
@@ -446,6 +444,8 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
               command: ['k6', ...BARRIER_RUN_ARGS, PATHS.barrierScript],
               env: [
                 { name: 'K6_NO_USAGE_REPORT', value: 'true' },
+                // One VU polling loopback: one Go thread costs about a third less CPU than one per core.
+                { name: 'GOMAXPROCS', value: '1' },
                 { name: 'TMPDIR', value: PATHS.workDir },
               ],
               resources: spec.barrierResources ?? BARRIER_RESOURCES,

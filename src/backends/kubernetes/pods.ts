@@ -16,7 +16,7 @@ export type PodState =
   | { kind: 'pending'; pod: string; unschedulable?: string }
   /**
    * `barrier`, its barrier container (manifests.ts): `starting` until it runs, `running`, `exited`
-   * once it ended with exit 0, `failed` when it ended otherwise (it ends with its Pod, or fails when its runner went away).
+   * once it ended with exit 0 (it saw its runner's test end), `failed` when it ended otherwise.
    */
   | {
       kind: 'running';
