@@ -54,7 +54,7 @@ export const PATHS = {
 /** The container names of a runner Pod. */
 export const CONTAINERS = { k6: 'k6', barrier: 'barrier' } as const;
 
-/** Resources of the barrier container when none are given: one idle VU polling loopback 10 times a second. */
+/** Resources of the barrier container when none are given: one idle VU polling loopback, 10 times a second until ready and twice a second after. */
 export const BARRIER_RESOURCES: Resources = {
   requests: { cpu: '10m', memory: '32Mi' },
   limits: { memory: '256Mi' },
