@@ -96,6 +96,7 @@ export async function monitor(
     log,
   });
   const statuses = new RunnerStatuses(runners, clock);
+  const wakeup = new Wakeup(runners);
   const globalAbort = new GlobalAbort(options.thresholds ?? [], runners, startedAtMs, clock);
   const deadlineMs = startedAtMs + (options.totalDurationS + options.graceS) * 1000;
   const interrupted = abortEvent(options.signal);
@@ -116,9 +117,7 @@ export async function monitor(
     progress.tick(running, new Set(testing()));
     // Once the runners are stopping, the interruption has nothing left to do.
     const event = await nextEvent(
-      runners,
-      running,
-      testing(),
+      wakeup,
       stopper.stopping ? undefined : interrupted,
       clock,
       statuses.intervalMs,
@@ -228,21 +227,58 @@ function abortEvent(signal: AbortSignal | undefined): Promise<'abort'> | undefin
 }
 
 /**
- * The next event: the first running runner to end, the interruption (when given), or a tick: of
- * `tickMs` (the status poll's interval), or when a backend sees a runner in `testing` end its test
- * ({@link Runner.testEnded}).
+ * What wakes the monitor's loop besides its tick: a runner that exits, or a runner whose backend
+ * saw its test end ({@link Runner.testEnded}). Each runner's promises get one reaction for the
+ * whole run: racing them at every tick would add one per runner per tick, hundreds of thousands
+ * over an hour of 100 runners, each kept until its runner ends. A wake that comes while the loop
+ * is busy is kept for its next wait.
  */
+class Wakeup {
+  private pending = false;
+  private waiting: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  constructor(runners: readonly Runner[]) {
+    for (const runner of runners) {
+      void runner.exited.then(() => this.wake());
+      void runner.testEnded?.then(() => this.wake());
+    }
+  }
+
+  /** Settles at the next wake, or at once when one came since the last wait settled. */
+  next(): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    if (!this.waiting) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.waiting = { promise, resolve };
+    }
+    return this.waiting.promise;
+  }
+
+  private wake(): void {
+    if (!this.waiting) {
+      this.pending = true;
+      return;
+    }
+    this.waiting.resolve();
+    this.waiting = undefined;
+  }
+}
+
+/** The next event: a wake ({@link Wakeup}), the interruption (when given), or a tick of `tickMs` (the status poll's interval). */
 function nextEvent(
-  runners: readonly Runner[],
-  running: ReadonlySet<number>,
-  testing: readonly number[],
+  wakeup: Wakeup,
   interrupted: Promise<'abort'> | undefined,
   clock: Clock,
   tickMs: number,
 ): Promise<MonitorEvent> {
   return Promise.race<MonitorEvent>([
-    ...[...running].map((i) => runners[i]!.exited.then((): MonitorEvent => 'exit')),
-    ...testing.flatMap((i) => runners[i]!.testEnded?.then((): MonitorEvent => 'tick') ?? []),
+    wakeup.next().then((): MonitorEvent => 'exit'),
     clock.sleep(tickMs).then((): MonitorEvent => 'tick'),
     ...(interrupted ? [interrupted] : []),
   ]);
