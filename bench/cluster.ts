@@ -197,6 +197,7 @@ class TimedBackend extends KubernetesBackend {
     let exitedCount = 0;
     for (const r of runners)
       void r.exited.then(() => {
+        trace(`runner ${r.index} exited`);
         if (++exitedCount === runners.length) trace(`all ${runners.length} runners exited`);
       });
     let terminating = 0;

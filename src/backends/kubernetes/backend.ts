@@ -24,6 +24,7 @@ import {
   archiveConfigMap,
   CONTAINERS,
   extractSummary,
+  hasCompactSummary,
   LABELS,
   MAX_ARCHIVE_BYTES,
   type Placement,
@@ -69,6 +70,20 @@ export interface KubernetesBackendOptions extends PodOptions {
   /** Safety net on each Job (`activeDeadlineSeconds`), in s. */
   activeDeadlineSeconds: number;
   log: Logger;
+}
+
+/**
+ * How long after its start a runner's k6 log is followed, in ms: late enough not to load the API
+ * server while the start requests are answered (the start skew counts).
+ */
+const FOLLOW_AFTER_START_MS = 1_000;
+
+/** A runner's followed k6 log: `text` falls back to a plain read when the follow fails. */
+interface SavedLog extends FollowedLog {
+  /** Resolves when the follow itself ends (the container ended) or breaks; never rejects. */
+  followed: Promise<void>;
+  /** What the follow has read so far. */
+  sofar(): string;
 }
 
 /** How long a followed log of a disrupted runner may take: its Pod's grace period (30 s) and a margin, in ms. */
@@ -204,7 +219,7 @@ export class KubernetesBackend implements Backend {
   /** Runners whose node went away with them (see {@link lostOf}): their logs cannot be read. */
   private readonly lost = new Set<number>();
   /** Logs of disrupted runners, read to the end as their Pods go away. */
-  private readonly savedLogs = new Map<number, FollowedLog>();
+  private readonly savedLogs = new Map<number, SavedLog>();
   /** Per runner: its barrier container's followed log, once its Pod runs. */
   private readonly barrierFollows = new Map<number, BarrierFollow>();
   private cleanedUp = false;
@@ -432,21 +447,55 @@ export class KubernetesBackend implements Backend {
   }
 
   /**
-   * A disrupted runner's Pod goes away soon after its k6 container ends: its log (with the summary
-   * k6 wrote on SIGTERM) is followed to the end from the moment the disruption shows.
+   * Follows runner `index`'s k6 log while its test runs ({@link FOLLOW_AFTER_START_MS} after its
+   * start), for the whole test. A follow that ends or breaks while the runner still runs, neither
+   * told to end nor disrupted (an idle timeout of a load balancer before the API server, an API
+   * server restart), is forgotten, so that the end of the runner follows its log anew.
    */
-  private saveLog(index: number, pod: string): FollowedLog {
+  private followEarly(index: number): void {
+    const state = this.pods?.state(index);
+    if (this.closing.signal.aborted || this.savedLogs.has(index) || state?.kind !== 'running') return;
+    const { pod } = state;
+    const log = this.saveLog(index, pod, (this.o.activeDeadlineSeconds + 60) * 1000);
+    const cutShort = () => {
+      const now = this.pods?.state(index);
+      if (
+        this.savedLogs.get(index) === log &&
+        now?.kind === 'running' &&
+        !now.disruption &&
+        !this.pods!.terminated.has(pod)
+      ) {
+        this.o.log.debug(
+          `runner ${index}: its log follow ended while it runs; it is followed anew at its end`,
+        );
+        this.savedLogs.delete(index);
+      }
+    };
+    void log.followed.then(cutShort);
+  }
+
+  /**
+   * A runner's log (with the summary k6 writes on SIGTERM), followed to the end: from shortly after
+   * the start ({@link followEarly}), else from the moment its linger is ended or a disruption shows
+   * (its Pod goes away soon after its k6 container ends).
+   * @param timeoutMs the longest the follow may take, in ms.
+   */
+  private saveLog(index: number, pod: string, timeoutMs = FOLLOW_TIMEOUT_MS): SavedLog {
     const saved = this.savedLogs.get(index);
     if (saved) return saved;
+    let sofar = '';
     const followed = followPodLog(
       this.o.kc,
       { namespace: this.o.namespace, name: pod, container: CONTAINERS.k6 },
       {
-        timeoutMs: FOLLOW_TIMEOUT_MS,
+        timeoutMs,
         quietMs: FOLLOW_QUIET_MS,
         policy: FOLLOW_RETRY,
         signal: this.closing.signal,
         agent: this.agent,
+        onData: (chunk) => {
+          sofar += chunk;
+        },
       },
     );
     const text = followed.text.catch((error: unknown) => {
@@ -454,7 +503,15 @@ export class KubernetesBackend implements Backend {
       return this.plainLog(pod);
     });
     text.catch(() => {});
-    const log = { inPlace: followed.inPlace, text };
+    const log = {
+      inPlace: followed.inPlace,
+      text,
+      sofar: () => sofar,
+      followed: followed.text.then(
+        () => {},
+        () => {},
+      ),
+    };
     this.savedLogs.set(index, log);
     return log;
   }
@@ -469,9 +526,22 @@ export class KubernetesBackend implements Backend {
     );
   }
 
-  /** Runner `index`'s log: the followed one of a disrupted runner, else read now. */
+  /**
+   * Runner `index`'s log: the followed one, else read now. A runner that completed (its container
+   * ended with a completed exit code) and whose followed log already holds its compact summary
+   * gives that log at once: a kubelet ends a follow only when it next looks at the container
+   * (kubelet `kuberuntime/logs`, at most 1 s after the last write), while what the container wrote
+   * reaches the follow as it is written.
+   */
   private readLog(index: number, pod: string): Promise<string> {
-    return this.savedLogs.get(index)?.text ?? this.plainLog(pod);
+    const saved = this.savedLogs.get(index);
+    if (!saved) return this.plainLog(pod);
+    const exit = this.exits.get(index);
+    if (exit && runnerCompleted(exit.code)) {
+      const sofar = saved.sofar();
+      if (hasCompactSummary(sofar)) return Promise.resolve(sofar);
+    }
+    return saved.text;
   }
 
   /**
@@ -544,7 +614,11 @@ export class KubernetesBackend implements Backend {
       ...proxied,
       start: async () => {
         started = true;
-        return proxied.start();
+        const status = await proxied.start();
+        // The k6 container's log is followed from shortly after the start, so that ending its
+        // linger later waits for nothing but the delete (a follow is only taken after a quiet spell).
+        setTimeout(() => this.followEarly(index), FOLLOW_AFTER_START_MS).unref();
+        return status;
       },
       status: async (timeoutMs) => {
         const follow = this.barrierFollows.get(index);

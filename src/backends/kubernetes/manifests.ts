@@ -229,6 +229,17 @@ export interface RunSpec extends PodOptions {
  * summary (it has `metrics`) counts; the lines of both are left out of the rest.
  */
 export function extractSummary(log: string): { summary?: string; rest: string } {
+  const { summary, rest } = findSummaries(log);
+  return summary === undefined ? { rest } : { summary, rest };
+}
+
+/** Whether `log` holds a whole compact summary ({@link COMPACT_SUMMARY_FORMAT}) of the runner's. */
+export function hasCompactSummary(log: string): boolean {
+  return findSummaries(log).compact !== undefined;
+}
+
+/** The blocks {@link extractSummary} looks for: the compact one, else the export (`summary`). */
+function findSummaries(log: string): { summary?: string; compact?: string; rest: string } {
   const lines = log.split('\n');
   const used = new Set<number>();
   let compact: string | undefined;
@@ -266,7 +277,11 @@ export function extractSummary(log: string): { summary?: string; rest: string } 
   }
   const summary = compact ?? exported;
   if (summary === undefined) return { rest: log };
-  return { summary, rest: lines.filter((_, j) => !used.has(j)).join('\n') };
+  return {
+    summary,
+    ...(compact === undefined ? {} : { compact }),
+    rest: lines.filter((_, j) => !used.has(j)).join('\n'),
+  };
 }
 
 /** Labels of every object of the run. */

@@ -9,6 +9,7 @@ import {
   archiveConfigMap,
   BARRIER_RESOURCES,
   extractSummary,
+  hasCompactSummary,
   LABELS,
   NODE_LOST_TOLERATIONS,
   runnerJob,
@@ -174,6 +175,22 @@ describe('runner log', () => {
         'time="2026-11-21T09:00:01Z" level=warning msg="from stderr, arrived late"',
       ].join('\n'),
     );
+  });
+
+  it('tells a whole compact summary from a cut-off one and from the export alone', () => {
+    const compact = [
+      '{',
+      ' "format": "k6d-summary/2",',
+      ' "stats": [],',
+      ' "metrics": {',
+      '  "iterations": {"type":"counter","values":{"count":3}}',
+      ' },',
+      ' "root_group": {}',
+      '}',
+    ];
+    expect(hasCompactSummary(['level=info msg=x', ...compact, exported].join('\n'))).toBe(true);
+    expect(hasCompactSummary(['level=info msg=x', ...compact.slice(0, -1)].join('\n'))).toBe(false);
+    expect(hasCompactSummary(exported)).toBe(false);
   });
 
   it('gives no summary when it is missing or cut off', () => {
