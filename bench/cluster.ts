@@ -4,7 +4,7 @@
  * each, 16 nodes); 32 and 64 runners on the stand-in node agent (64 nodes: 64 real kubelets and
  * containerds do not fit in 2 cores next to 128 k6 processes). One more row: 4 runners on real
  * nodes whose VU init takes 30 s, to show the API requests do not grow with the wait.
- * Each row measures the start skew, Pod start + VU init (Jobs created -> every runner at status 4),
+ * Each row measures the start skew, Pod start + VU init (runner Pods created -> every runner at status 4),
  * the orchestration overhead (wall time minus the test's own duration minus Pod start + VU init),
  * and the API requests the run costs per runner (the API server's `apiserver_request_total`, from
  * every client, less the same time idle).
@@ -335,7 +335,7 @@ async function runPhase(phase: Phase, dir: string) {
           podStartS,
           overheadS: wallS - result.durationS - podStartS,
           // Where the overhead goes, in s: the local preflight (k6 archive + inspect), from then to
-          // the runners' Jobs created (plan, permission check, ConfigMap, Jobs, the Pod watch),
+          // the runner Pods created (plan, permission check, ConfigMap, Pods, the Pod watch),
           // collecting the summaries (Pod logs), and the cleanup (deletes, then until no Pod is left).
           stagesS: {
             preflight: (preflightAt - t0) / 1000,
@@ -416,7 +416,7 @@ async function main() {
     ),
     '',
     'Where the orchestration overhead goes (medians, s): the local preflight (k6 archive + inspect); from',
-    'there to the Jobs created (plan, permission check, ConfigMap, Jobs, Pod watch); collecting the',
+    'there to the runner Pods created (plan, permission check, ConfigMap, Pods, Pod watch); collecting the',
     'summaries (Pod logs); the cleanup (deletes, then until no Pod of the run is left).',
     '',
     '| Nodes | Runners | VU init | Preflight | Create | Collect | Cleanup | Rest |',
@@ -441,7 +441,7 @@ async function main() {
     ),
     '',
     'Overhead is the wall time of the whole run less the test itself and less the time from creating the',
-    'Jobs to every runner at status 4: preflight (k6 archive + inspect), the permission check, collecting',
+    'runner Pods to every runner at status 4: preflight (k6 archive + inspect), the permission check, collecting',
     'the summaries, aggregation and deleting the run. API requests count every client (this process, the',
     'controllers, the scheduler, the node agent), less what the same time costs idle; "of which this process" counts',
     "the orchestrator's own requests (Node's diagnostics channels for undici and https, to the API server's address).",

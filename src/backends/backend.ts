@@ -3,7 +3,7 @@ import type { RunPlan } from '../run/plan.ts';
 
 /**
  * The interface both backends implement: the local backend (N k6 processes on this machine) and
- * the Kubernetes backend (an Indexed Job of N Pods). The orchestrator drives runners only through
+ * the Kubernetes backend (one Pod per runner). The orchestrator drives runners only through
  * it, so the barrier, the start, the monitor, the aggregation and the verdict are the same on both.
  */
 
@@ -87,6 +87,6 @@ export interface Backend {
    *   still removed by {@link cleanup}.
    */
   launch(plan: RunPlan, archivePath: string): Promise<Runner[]>;
-  /** Removes everything {@link launch} made: no process, Job, Pod or ConfigMap stays. Idempotent. */
+  /** Removes everything {@link launch} made: no process, Pod or ConfigMap stays. Idempotent. */
   cleanup(): Promise<void>;
 }

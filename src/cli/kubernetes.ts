@@ -31,7 +31,7 @@ const FLAGS: Record<KubernetesInput, { value: string; help: string; repeat?: tru
     help: 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)',
   },
   context: { value: 'name', help: 'kubeconfig context (default: the current one)' },
-  namespace: { value: 'name', help: "namespace of the runner Jobs (default: the context's, or default)" },
+  namespace: { value: 'name', help: "namespace of the runner Pods (default: the context's, or default)" },
   'runner-image': { value: 'image', help: 'container image of the runners', default: DEFAULTS.runnerImage },
   env: { value: 'NAME=value', help: 'environment variable of the runner Pods (repeatable)', repeat: true },
   'secret-env': {
@@ -77,7 +77,7 @@ export function addKubernetesOptions(command: Command): Command {
   command.addOption(
     new Option(
       '--backend <backend>',
-      'local (k6 processes here) or kubernetes (runner Jobs on a cluster)',
+      'local (k6 processes here) or kubernetes (runner Pods on a cluster)',
     ).default(DEFAULTS.cliBackend),
   );
   for (const input of KUBERNETES_INPUTS) {

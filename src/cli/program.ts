@@ -119,7 +119,7 @@ async function runCommand(
       controller.abort();
     } else if (cluster && interrupts === 2) {
       stderrLog.warning(
-        `${signal} received again: deleting the run's ConfigMap, Jobs and Pods and exiting (again to exit at once)`,
+        `${signal} received again: deleting the run's ConfigMap and Pods and exiting (again to exit at once)`,
       );
       void cluster.deleteNow().finally(() => process.exit(130));
     } else {

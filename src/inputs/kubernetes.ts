@@ -89,7 +89,7 @@ const tolerationSchema = z
 
 /**
  * A resource quantity (`2`, `500m`, `4Gi`), checked as the API server's decoder checks it
- * (k8s.io/apimachinery `resource.Quantity`), which otherwise refuses the whole Job without naming
+ * (k8s.io/apimachinery `resource.Quantity`), which otherwise refuses the whole Pod without naming
  * the field.
  */
 const QUANTITY = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
@@ -236,7 +236,7 @@ export function parseKubernetesInputs(
   return inputs;
 }
 
-/** How long Kubernetes lets a runner Job live at most (`activeDeadlineSeconds`), in s: a safety net. */
+/** How long Kubernetes lets a runner Pod live at most (`activeDeadlineSeconds`), in s: a safety net. */
 export const ACTIVE_DEADLINE_S = 24 * 3600;
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunInputs } from '../../src/actions/run/inputs.ts';
-import { runnerJob } from '../../src/backends/kubernetes/manifests.ts';
+import { runnerPod } from '../../src/backends/kubernetes/manifests.ts';
 import type { RunResult } from '../../src/result/result.ts';
 import { planRun } from '../../src/run/plan.ts';
 import { dig, parseYaml, ROOT, readYaml } from '../docs/support/actions.ts';
@@ -200,7 +200,7 @@ describe('examples/*.yaml', () => {
     const inputs = readRunInputs(
       (name) => ({ script: 'a.js', sysctls: 'net.ipv4.ip_local_port_range=1024 65535' })[name] ?? '',
     );
-    const job = runnerJob(
+    const runner = runnerPod(
       {
         runId: 'r1',
         namespace: 'load-tests',
@@ -213,7 +213,7 @@ describe('examples/*.yaml', () => {
       { index: 0, segment: '0:1' },
       { name: 'k6d-r1', uid: 'u' },
     );
-    expect(job.spec!.template.spec!.securityContext!.sysctls).toEqual(sysctls);
+    expect(runner.spec!.securityContext!.sysctls).toEqual(sysctls);
     // Kubernetes' safe sysctls (pkg/kubelet/sysctl/safe_sysctls.go) need no kubelet change.
     expect(['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies']).toContain(
       dig(sysctls, '0.name'),

@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { RUN_ACTION_INPUTS, readRunInputs } from '../../src/actions/run/inputs.ts';
-import { runnerJob } from '../../src/backends/kubernetes/manifests.ts';
+import { runnerPod } from '../../src/backends/kubernetes/manifests.ts';
 import { addKubernetesOptions, readKubernetesFlags, withFlagNames } from '../../src/cli/kubernetes.ts';
 import { buildProgram } from '../../src/cli/program.ts';
 import { ConfigurationError } from '../../src/errors.ts';
@@ -45,8 +45,7 @@ describe('the pod-spec inputs', () => {
       log: { info() {}, warning() {}, error() {}, debug() {} },
     });
     const plan = planRun({ runners: 2, maxVUs: 2 });
-    const job = runnerJob({ ...options, plan }, plan.runners[0]!, { name: 'k6d-rtest', uid: 'u' });
-    const pod = job.spec!.template;
+    const pod = runnerPod({ ...options, plan }, plan.runners[0]!, { name: 'k6d-rtest', uid: 'u' });
     expect(pod.spec!.imagePullSecrets).toEqual([
       { name: 'regcred' },
       { name: 'mirror-creds' },

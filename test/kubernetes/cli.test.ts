@@ -1,4 +1,4 @@
-import { BatchV1Api, CoreV1Api, KubeConfig, SchedulingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deleteRun } from '../../src/backends/kubernetes/backend.ts';
 import { CONTAINERS, LABELS } from '../../src/backends/kubernetes/manifests.ts';
@@ -105,6 +105,17 @@ export const options = {
 export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-runner': __ENV.K6D_RUNNER_INDEX } }); }
 `);
     const before = target.arrivals.length;
+    // The runner Pods as they ran (listed while the run goes on): each is deleted to end k6's
+    // --linger once teardown() ran.
+    const seen = new Map<string, V1Pod>();
+    const listing = setInterval(() => {
+      core
+        .listNamespacedPod({ namespace: NAMESPACE, labelSelector: `${LABELS.managedBy}=k6-distributed` })
+        .then((list) => {
+          for (const pod of list.items) seen.set(pod.metadata!.uid!, pod);
+        })
+        .catch(() => {});
+    }, 200);
     const run = await runCli(
       [
         'run',
@@ -155,18 +166,12 @@ export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-run
       expect(new Set(nodes).size).toBe(2);
       for (const node of nodes) expect(node).toMatch(/^k6d-loadtest-\d+$/);
 
-      // --cleanup never kept the run's objects: the runner Jobs' Pod templates show what the flags
-      // asked for (the Pods themselves were deleted to end k6's --linger once teardown() ran).
-      expect(run.stderr).toContain(
-        `kubectl delete configmap,job,pod -n ${NAMESPACE} -l ${LABELS.runId}=${runId}`,
-      );
-      const jobs = (
-        await kc
-          .makeApiClient(BatchV1Api)
-          .listNamespacedJob({ namespace: NAMESPACE, labelSelector: `${LABELS.runId}=${runId}` })
-      ).items;
-      expect(jobs).toHaveLength(2);
-      for (const pod of jobs.map((j) => j.spec!.template)) {
+      // --cleanup never keeps the run's objects (the runner Pods were deleted to end k6's --linger
+      // once teardown() ran); the Pods as created show what the flags asked for.
+      expect(run.stderr).toContain(`kubectl delete configmap,pod -n ${NAMESPACE} -l ${LABELS.runId}=${runId}`);
+      const pods = [...seen.values()].filter((p) => p.metadata?.labels?.[LABELS.runId] === runId);
+      expect(pods).toHaveLength(2);
+      for (const pod of pods) {
         expect(pod.metadata!.annotations).toMatchObject({ 'sidecar.istio.io/inject': 'false' });
         expect(pod.metadata!.labels).toMatchObject({ team: 'perf' });
         expect(pod.spec!.imagePullSecrets).toEqual([{ name: PULL_SECRET }]);
@@ -186,6 +191,7 @@ export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-run
         expect(k6!.env).toContainEqual({ name: 'GREETING', value: 'hello' });
       }
     } finally {
+      clearInterval(listing);
       expect(await deleteRun(kc, NAMESPACE, runId!, { warning: () => {} })).toEqual([]);
     }
   });

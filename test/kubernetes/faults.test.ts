@@ -74,26 +74,26 @@ const podOf = (pods: V1Pod[], index: number) =>
 /** The log-read path of runner `index`'s Pod (`pods/k6d-<run>-<index>-<suffix>/log`). */
 /** Reads of runner `index`'s k6 container log (its summary); its barrier container's log is another. */
 const logOf = (index: number) =>
-  new RegExp(`/pods/k6d-[a-z0-9]+-${index}-[a-z0-9]+/log\\?(.*&)?container=k6(&|$)`);
+  new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=k6(&|$)`);
 const barrierLogOf = (index: number) =>
-  new RegExp(`/pods/k6d-[a-z0-9]+-${index}-[a-z0-9]+/log\\?(.*&)?container=barrier(&|$)`);
+  new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=barrier(&|$)`);
 const POD_PROXY = (what: string) => new RegExp(`/pods/[^/]+:6565/proxy/v1/${what}`);
 
 const CASES: FaultCase[] = [
   {
-    name: 'launch: two 503s while creating the Jobs are retried',
-    rules: [{ name: 'jobs-503', method: 'POST', path: /\/jobs$/, status: 503, times: 2 }],
+    name: 'launch: two 503s while creating the runner Pods are retried',
+    rules: [{ name: 'pods-503', method: 'POST', path: /\/pods$/, status: 503, times: 2 }],
     exit: 0,
-    applied: ['jobs-503'],
+    applied: ['pods-503'],
     kept: [0, 1],
   },
   {
-    name: 'launch: a 500 on every Job creation fails, naming the API error',
-    rules: [{ name: 'jobs-500', method: 'POST', path: /\/jobs$/, status: 500 }],
+    name: 'launch: a 500 on every runner Pod creation fails, naming the API error',
+    rules: [{ name: 'pods-500', method: 'POST', path: /\/pods$/, status: 500 }],
     exit: 1,
     error:
       /creating the runners in namespace default failed \(500: the API server failed; retry later\): injected/,
-    applied: ['jobs-500'],
+    applied: ['pods-500'],
   },
   {
     name: 'launch: the API server times out once on the ConfigMap; the request is retried',
@@ -123,7 +123,7 @@ const CASES: FaultCase[] = [
     kept: [0, 1],
     check: (_step, result) => {
       // Runner 1's status (its end, its VUs) came through the pod proxy instead.
-      expect(proxy.seen.some((r) => /^GET .*-1-[a-z0-9]+:6565\/proxy\/v1\/status/.test(r))).toBe(true);
+      expect(proxy.seen.some((r) => /^GET .*-1:6565\/proxy\/v1\/status/.test(r))).toBe(true);
       expect(result!.metrics.vus!.values.max).toBe(2);
     },
   },
@@ -138,7 +138,7 @@ const CASES: FaultCase[] = [
       expect(proxy.hits.get('barrier-cut')).toBe(3);
       expect(result!.metrics.vus!.values.max).toBe(2);
       // Runner 0's end came from its followed log: its status was never polled through the proxy.
-      expect(proxy.seen.filter((r) => /^GET .*-0-[a-z0-9]+:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
+      expect(proxy.seen.filter((r) => /^GET .*-0:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
     },
   },
   {
@@ -208,7 +208,7 @@ const CASES: FaultCase[] = [
     rules: [{ name: 'log1-500', method: 'GET', path: logOf(1), status: 500 }],
     exit: 1,
     error:
-      /runner 1 left no summary \(the log of Pod k6d-\S+-1-\S+ could not be read: injected by the fault proxy \(log1-500\)\); its results are missing from the aggregate/,
+      /runner 1 left no summary \(the log of Pod k6d-[a-z0-9]+-1 could not be read: injected by the fault proxy \(log1-500\)\); its results are missing from the aggregate/,
     applied: ['log1-500'],
     kept: [0],
   },
@@ -216,10 +216,10 @@ const CASES: FaultCase[] = [
     name: 'cleanup: 503s on deleting and listing are retried; nothing is left',
     rules: [
       { name: 'delete-cm-503', method: 'DELETE', path: /\/configmaps\//, status: 503, times: 1 },
-      { name: 'list-jobs-503', method: 'GET', path: /\/jobs\?labelSelector/, status: 503, times: 1 },
+      { name: 'list-cm-503', method: 'GET', path: /\/configmaps\?labelSelector/, status: 503, times: 1 },
     ],
     exit: 0,
-    applied: ['delete-cm-503', 'list-jobs-503'],
+    applied: ['delete-cm-503', 'list-cm-503'],
     kept: [0, 1],
   },
   {

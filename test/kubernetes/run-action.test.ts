@@ -208,7 +208,7 @@ export default function () {
     });
     expect(step.code).toBe(1);
     expect(step.annotations).toEqual([
-      '::error::permissions: the credentials lack in namespace default: create configmaps, get configmaps, list configmaps, delete configmaps, create jobs.batch, get jobs.batch, list jobs.batch, watch jobs.batch, delete jobs.batch, get pods, list pods, watch pods, delete pods, get pods/log, get pods/proxy, patch pods/proxy, create pods/proxy, update pods/proxy (examples/rbac.yaml grants what is needed)',
+      '::error::permissions: the credentials lack in namespace default: create configmaps, get configmaps, list configmaps, delete configmaps, create pods, get pods, list pods, watch pods, delete pods, get pods/log, get pods/proxy, patch pods/proxy, create pods/proxy, update pods/proxy (examples/rbac.yaml grants what is needed)',
     ]);
   });
 

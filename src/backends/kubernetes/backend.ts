@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BatchV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
 import {
@@ -33,7 +33,7 @@ import {
   type Resources,
   type RunnerEnv,
   runName,
-  runnerJob,
+  runnerPod,
 } from './manifests.ts';
 import { checkPermissions } from './permissions.ts';
 import { type PodState, RunnerPods } from './pods.ts';
@@ -60,14 +60,14 @@ export interface KubernetesBackendOptions extends PodOptions {
   /** Pod sysctls of every runner. */
   sysctls?: Array<{ name: string; value: string }>;
   /**
-   * `always`: delete everything at the end; `on-success`: keep the Jobs, Pods and ConfigMap for
+   * `always`: delete everything at the end; `on-success`: keep the Pods and ConfigMap for
    * inspection when a runner failed; `never`: keep them. Runners still running are stopped in
    * every case.
    */
   cleanup: CleanupPolicy;
   /** How long a runner Pod may stay Unschedulable before the run fails, in s. */
   scheduleTimeoutS: number;
-  /** Safety net on each Job (`activeDeadlineSeconds`), in s. */
+  /** Safety net on each runner Pod (`activeDeadlineSeconds`), in s. */
   activeDeadlineSeconds: number;
   log: Logger;
 }
@@ -142,7 +142,7 @@ async function createOrRead<T>(create: () => Promise<T>, read: () => Promise<T>)
   });
 }
 
-/** How many API requests of one kind the backend sends at once (creating Jobs, deleting Pods). */
+/** How many API requests of one kind the backend sends at once (creating and deleting Pods). */
 const API_CONCURRENCY = 16;
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
@@ -194,7 +194,7 @@ const INITIALISING: K6Status = {
 };
 
 /**
- * The Kubernetes backend: one Job per runner on the user's cluster, the archive in a ConfigMap,
+ * The Kubernetes backend: one Pod per runner on the user's cluster, the archive in a ConfigMap,
  * readiness and failures from a Pod watch, the k6 REST API through the API server's pod proxy
  * (`/api/v1/namespaces/NS/pods/NAME:6565/proxy/v1/status`, RBAC `pods/proxy`).
  *
@@ -211,7 +211,6 @@ export class KubernetesBackend implements Backend {
   readonly name = 'kubernetes' as const;
   private readonly o: KubernetesBackendOptions;
   private readonly core: CoreV1Api;
-  private readonly batch: BatchV1Api;
   private pods: RunnerPods | undefined;
   private created = false;
   private runnerCount = 0;
@@ -235,7 +234,6 @@ export class KubernetesBackend implements Backend {
   constructor(options: KubernetesBackendOptions) {
     this.o = options;
     this.core = makeClient(options.kc, CoreV1Api);
-    this.batch = makeClient(options.kc, BatchV1Api);
   }
 
   /** Checks the credentials' permissions before anything is created. */
@@ -264,7 +262,7 @@ export class KubernetesBackend implements Backend {
       const owner = { name: runName(runId), uid: configMap.metadata!.uid! };
       await eachLimited(plan.runners, API_CONCURRENCY, async (runner) => {
         await createOrRead(
-          () => this.batch.createNamespacedJob({ namespace, body: runnerJob(spec, runner, owner) }),
+          () => this.core.createNamespacedPod({ namespace, body: runnerPod(spec, runner, owner) }),
           async () => undefined,
         );
       });
@@ -273,7 +271,7 @@ export class KubernetesBackend implements Backend {
       throw apiError(error, `creating the runners in namespace ${namespace}`);
     }
     log.info(
-      `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Jobs in namespace ${namespace}`,
+      `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Pods in namespace ${namespace}`,
     );
     return plan.runners.map((r) => this.runner(r.index));
   }
@@ -769,7 +767,7 @@ export class KubernetesBackend implements Backend {
         );
       });
       log.info(
-        `cleanup ${cleanup}: kept the run's objects; delete them with: kubectl delete configmap,job,pod -n ${namespace} -l ${LABELS.runId}=${this.o.runId}`,
+        `cleanup ${cleanup}: kept the run's objects; delete them with: kubectl delete configmap,pod -n ${namespace} -l ${LABELS.runId}=${this.o.runId}`,
       );
       return;
     }
@@ -779,8 +777,8 @@ export class KubernetesBackend implements Backend {
 
 /**
  * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
- * collector removes), the Jobs and the Pods directly too so nothing waits for the collector, then
- * waits until no Pod of the run is left (at most `waitS` seconds). Every request is retried while
+ * collector removes) and the Pods directly too so nothing waits for the collector, then waits
+ * until no Pod of the run is left (at most `waitS` seconds). Every request is retried while
  * the API server fails transiently; a list that keeps failing counts as objects left.
  * @returns the names of objects still present after the wait (empty when all are gone).
  */
@@ -792,7 +790,6 @@ export async function deleteRun(
   waitS = 60,
 ): Promise<string[]> {
   const core = makeClient(kc, CoreV1Api);
-  const batch = makeClient(kc, BatchV1Api);
   const labelSelector = `${LABELS.runId}=${runId}`;
   const attempt = async (what: string, fn: () => Promise<unknown>) => {
     try {
@@ -823,12 +820,6 @@ export async function deleteRun(
       }),
     ),
   );
-  const jobs = await list('Jobs', () => batch.listNamespacedJob({ namespace, labelSelector }));
-  await eachLimited(jobs ?? [], API_CONCURRENCY, (job) =>
-    attempt(`Job ${job.metadata?.name}`, () =>
-      batch.deleteNamespacedJob({ name: job.metadata!.name!, namespace, propagationPolicy: 'Background' }),
-    ),
-  );
   const deadline = Date.now() + waitS * 1000;
   // Pods already terminating are deleted too, at once: one on a node that is gone never ends by itself.
   const deleted = new Set<string>();
@@ -841,13 +832,9 @@ export async function deleteRun(
         core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
       );
     });
-    const jobsLeft = await list('Jobs', () => batch.listNamespacedJob({ namespace, labelSelector }));
     const left = [
       ...(configMaps ? [] : [`the ConfigMaps of run ${runId} (unlisted)`]),
       ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of run ${runId} (unlisted)`]),
-      ...(jobsLeft
-        ? jobsLeft.map((j) => `Job ${j.metadata?.name}`)
-        : [`the Jobs of run ${runId} (unlisted)`]),
     ];
     if (left.length === 0 || Date.now() > deadline) {
       if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);

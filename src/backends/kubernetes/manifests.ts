@@ -1,4 +1,4 @@
-import type { V1ConfigMap, V1Job, V1Toleration } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod, V1Toleration } from '@kubernetes/client-node';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { COMPACT_SUMMARY_FORMAT } from '../../k6/summary.ts';
 import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/plan.ts';
@@ -6,9 +6,9 @@ import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/
 /**
  * The Kubernetes objects of one run, as plain data (no API calls here):
  * - one ConfigMap holding the k6 archive: the run's root object, labelled with the run id;
- * - one Job per runner (backoffLimit 0, restartPolicy Never), each owned by the ConfigMap, so that
- *   deleting the ConfigMap removes the Jobs and, through them, the Pods (Kubernetes garbage
- *   collection: https://kubernetes.io/docs/concepts/architecture/garbage-collection/).
+ * - one Pod per runner (restartPolicy Never), each owned by the ConfigMap, so that deleting the
+ *   ConfigMap removes the Pods (Kubernetes garbage collection:
+ *   https://kubernetes.io/docs/concepts/architecture/garbage-collection/).
  * Runner Pods are hardened: non-root, read-only root filesystem, no service-account token, every
  * capability dropped, no privilege escalation, the RuntimeDefault seccomp profile (the
  * `restricted` Pod Security Standard: https://kubernetes.io/docs/concepts/security/pod-security-standards/).
@@ -205,7 +205,7 @@ export interface RunSpec extends PodOptions {
   /** Resources of the k6 container. */
   resources?: Resources;
   env?: RunnerEnv[];
-  /** Extra labels for every object (ConfigMap, Jobs, Pods). */
+  /** Extra labels for every object (ConfigMap, Pods). */
   labels?: Record<string, string>;
   /**
    * Pod sysctls (`spec.securityContext.sysctls`), e.g. `net.ipv4.ip_local_port_range=1024 65535`
@@ -213,10 +213,8 @@ export interface RunSpec extends PodOptions {
    * (https://kubernetes.io/docs/tasks/administer-cluster/sysctl-cluster/).
    */
   sysctls?: Array<{ name: string; value: string }>;
-  /** Safety net: Kubernetes ends a runner Job after this many seconds (`activeDeadlineSeconds`). */
+  /** Safety net: the kubelet ends a runner Pod this many seconds after it started (`activeDeadlineSeconds`). */
   activeDeadlineSeconds: number;
-  /** Safety net: Kubernetes deletes a finished runner Job after this many seconds, if set. */
-  ttlSecondsAfterFinished?: number;
 }
 
 /**
@@ -294,7 +292,7 @@ export function runLabels(spec: Pick<RunSpec, 'runId' | 'labels'>): Record<strin
   };
 }
 
-/** The name of the run's ConfigMap (and the prefix of its Jobs). */
+/** The name of the run's ConfigMap (and the prefix of its Pods). */
 export function runName(runId: string): string {
   return `k6d-${runId}`;
 }
@@ -361,11 +359,16 @@ function placementOf(spec: RunSpec) {
 }
 
 /**
- * The Job of one runner. Its k6 container runs `k6 <k6 run args>` (argv words, no shell; k6 is
+ * The Pod of one runner, named `<run>-<index>`, owned by the run's ConfigMap, never restarted
+ * (`restartPolicy: Never`). Its k6 container runs `k6 <k6 run args>` (argv words, no shell; k6 is
  * PID 1 and handles SIGTERM itself), its barrier container `k6 run <barrier.js>`.
- * @param owner the run's ConfigMap as created (its `uid` makes it the Job's owner).
+ * A bare Pod rather than a Job: the orchestrator creates, watches and deletes each runner itself,
+ * and a runner must never be replaced, so a Job controller would add only API requests (its
+ * status updates, the `batch.kubernetes.io/job-tracking` finalizer it sets and releases on every
+ * Pod, its events) and a wait at the cleanup for those finalizers at its `--kube-api-qps`.
+ * @param owner the run's ConfigMap as created (its `uid` makes it the Pod's owner).
  */
-export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: string; uid: string }): V1Job {
+export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: string; uid: string }): V1Pod {
   const labels = { ...runLabels(spec), [LABELS.runner]: String(runner.index) };
   const args = runnerArgs(spec.plan, runner, {
     archive: PATHS.archive,
@@ -395,88 +398,75 @@ export function runnerJob(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     ...Object.entries(spec.plan.env ?? {}).map(([name, value]) => ({ name, value })),
   ];
   return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
       name: `${runName(spec.runId)}-${runner.index}`,
       namespace: spec.namespace,
       labels,
+      ...(spec.podAnnotations && Object.keys(spec.podAnnotations).length > 0
+        ? { annotations: spec.podAnnotations }
+        : {}),
       ownerReferences: [
         { apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid, blockOwnerDeletion: false },
       ],
     },
     spec: {
-      backoffLimit: 0,
-      completions: 1,
-      parallelism: 1,
+      restartPolicy: 'Never',
       activeDeadlineSeconds: spec.activeDeadlineSeconds,
-      ...(spec.ttlSecondsAfterFinished === undefined
-        ? {}
-        : { ttlSecondsAfterFinished: spec.ttlSecondsAfterFinished }),
-      template: {
-        metadata: {
-          labels,
-          ...(spec.podAnnotations && Object.keys(spec.podAnnotations).length > 0
-            ? { annotations: spec.podAnnotations }
-            : {}),
-        },
-        spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
-          ...(spec.imagePullSecrets && spec.imagePullSecrets.length > 0
-            ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) }
-            : {}),
-          ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: 30,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 12345,
-            runAsGroup: 12345,
-            fsGroup: 12345,
-            seccompProfile: { type: 'RuntimeDefault' },
-            ...(spec.sysctls && spec.sysctls.length > 0 ? { sysctls: spec.sysctls } : {}),
-          },
-          ...placementOf(spec),
-          containers: [
-            {
-              name: CONTAINERS.k6,
-              image: spec.image,
-              command: ['k6', ...args],
-              env,
-              ports: [{ name: 'k6-api', containerPort: REST_PORT }],
-              ...(spec.resources ? { resources: spec.resources } : {}),
-              securityContext,
-              volumeMounts: [
-                { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
-                { name: 'work', mountPath: PATHS.workDir },
-              ],
-            },
-            {
-              name: CONTAINERS.barrier,
-              image: spec.image,
-              command: ['k6', ...BARRIER_RUN_ARGS, PATHS.barrierScript],
-              env: [
-                { name: 'K6_NO_USAGE_REPORT', value: 'true' },
-                // One VU polling loopback: one Go thread costs about a third less CPU than one per core.
-                { name: 'GOMAXPROCS', value: '1' },
-                { name: 'TMPDIR', value: PATHS.workDir },
-              ],
-              resources: spec.barrierResources ?? BARRIER_RESOURCES,
-              securityContext,
-              volumeMounts: [
-                { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
-                { name: 'work', mountPath: PATHS.workDir },
-              ],
-            },
-          ],
-          volumes: [
-            { name: 'archive', configMap: { name: runName(spec.runId) } },
-            { name: 'work', emptyDir: { sizeLimit: '256Mi' } },
-          ],
-        },
+      automountServiceAccountToken: false,
+      ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
+      ...(spec.imagePullSecrets && spec.imagePullSecrets.length > 0
+        ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) }
+        : {}),
+      ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
+      enableServiceLinks: false,
+      terminationGracePeriodSeconds: 30,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 12345,
+        runAsGroup: 12345,
+        fsGroup: 12345,
+        seccompProfile: { type: 'RuntimeDefault' },
+        ...(spec.sysctls && spec.sysctls.length > 0 ? { sysctls: spec.sysctls } : {}),
       },
+      ...placementOf(spec),
+      containers: [
+        {
+          name: CONTAINERS.k6,
+          image: spec.image,
+          command: ['k6', ...args],
+          env,
+          ports: [{ name: 'k6-api', containerPort: REST_PORT }],
+          ...(spec.resources ? { resources: spec.resources } : {}),
+          securityContext,
+          volumeMounts: [
+            { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
+            { name: 'work', mountPath: PATHS.workDir },
+          ],
+        },
+        {
+          name: CONTAINERS.barrier,
+          image: spec.image,
+          command: ['k6', ...BARRIER_RUN_ARGS, PATHS.barrierScript],
+          env: [
+            { name: 'K6_NO_USAGE_REPORT', value: 'true' },
+            // One VU polling loopback: one Go thread costs about a third less CPU than one per core.
+            { name: 'GOMAXPROCS', value: '1' },
+            { name: 'TMPDIR', value: PATHS.workDir },
+          ],
+          resources: spec.barrierResources ?? BARRIER_RESOURCES,
+          securityContext,
+          volumeMounts: [
+            { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
+            { name: 'work', mountPath: PATHS.workDir },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'archive', configMap: { name: runName(spec.runId) } },
+        { name: 'work', emptyDir: { sizeLimit: '256Mi' } },
+      ],
     },
   };
 }

@@ -14,15 +14,14 @@ export interface Permission {
 
 /**
  * What a run needs, and nothing more (examples/rbac.yaml grants exactly this):
- * ConfigMaps for the archive, Jobs for the runners, Pods to watch them, pods/log to read the
- * summaries, pods/proxy to reach the k6 REST API (GET status and metrics, PATCH to start and stop, POST to
+ * ConfigMaps for the archive, Pods for the runners (created, watched and deleted), pods/log to
+ * read the summaries, pods/proxy to reach the k6 REST API (GET status and metrics, PATCH to start and stop, POST to
  * run setup() and teardown() once, PUT to hand setup()'s data to every runner: the API server
  * authorises proxy requests with the HTTP method's verb, POST as create and PUT as update).
  */
 export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   ...['create', 'get', 'list', 'delete'].map((verb) => ({ group: '', resource: 'configmaps', verb })),
-  ...['create', 'get', 'list', 'watch', 'delete'].map((verb) => ({ group: 'batch', resource: 'jobs', verb })),
-  ...['get', 'list', 'watch', 'delete'].map((verb) => ({ group: '', resource: 'pods', verb })),
+  ...['create', 'get', 'list', 'watch', 'delete'].map((verb) => ({ group: '', resource: 'pods', verb })),
   { group: '', resource: 'pods', subresource: 'log', verb: 'get' },
   { group: '', resource: 'pods', subresource: 'proxy', verb: 'get' },
   { group: '', resource: 'pods', subresource: 'proxy', verb: 'patch' },

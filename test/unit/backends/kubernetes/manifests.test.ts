@@ -12,7 +12,7 @@ import {
   hasCompactSummary,
   LABELS,
   NODE_LOST_TOLERATIONS,
-  runnerJob,
+  runnerPod,
 } from '../../../../src/backends/kubernetes/manifests.ts';
 import { REQUIRED_PERMISSIONS, ruleGrants } from '../../../../src/backends/kubernetes/permissions.ts';
 import { classifyPod, disruptionOf } from '../../../../src/backends/kubernetes/pods.ts';
@@ -33,9 +33,9 @@ const spec = {
   activeDeadlineSeconds: 3600,
 };
 
-describe('runner Job manifest', () => {
-  const job = runnerJob(spec, spec.plan.runners[2]!, { name: 'k6d-rtest1', uid: 'u-1' });
-  const pod = job.spec!.template.spec!;
+describe('runner Pod manifest', () => {
+  const manifest = runnerPod(spec, spec.plan.runners[2]!, { name: 'k6d-rtest1', uid: 'u-1' });
+  const pod = manifest.spec!;
   const container = pod.containers[0]!;
 
   it('runs k6 itself (no shell) on segment 2/4:3/4 paused, the REST API on all interfaces, the archive last', () => {
@@ -51,9 +51,11 @@ describe('runner Job manifest', () => {
     expect(k6.at(-1)).toBe('/k6d/archive/archive.tar');
   });
 
-  it('is hardened, both containers', () => {
-    expect(job.spec!.backoffLimit).toBe(0);
+  it('is never restarted, ends at its deadline, and is hardened, both containers', () => {
+    expect(manifest.kind).toBe('Pod');
+    expect(manifest.metadata!.name).toBe('k6d-rtest1-2');
     expect(pod.restartPolicy).toBe('Never');
+    expect(pod.activeDeadlineSeconds).toBe(3600);
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
     expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier']);
@@ -80,7 +82,7 @@ describe('runner Job manifest', () => {
   });
 
   it('carries the Pod options: pull secrets, service account, annotations, labels, priority, resources', () => {
-    const custom = runnerJob(
+    const custom = runnerPod(
       {
         ...spec,
         imagePullSecrets: ['regcred'],
@@ -94,13 +96,12 @@ describe('runner Job manifest', () => {
       spec.plan.runners[0]!,
       { name: 'k6d-rtest1', uid: 'u-1' },
     );
-    const p = custom.spec!.template.spec!;
+    const p = custom.spec!;
     expect(p.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(p.serviceAccountName).toBe('k6-runner');
     expect(p.automountServiceAccountToken).toBe(false);
     expect(p.priorityClassName).toBe('load-test');
-    expect(custom.spec!.template.metadata!.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
-    expect(custom.spec!.template.metadata!.labels).toMatchObject({ team: 'perf' });
+    expect(custom.metadata!.annotations).toEqual({ 'sidecar.istio.io/inject': 'false' });
     expect(custom.metadata!.labels).toMatchObject({ team: 'perf' });
     expect(p.containers.map((c) => c.resources)).toEqual([
       { limits: { memory: '1Gi' } },
@@ -110,14 +111,14 @@ describe('runner Job manifest', () => {
     expect(pod.imagePullSecrets).toBeUndefined();
     expect(pod.serviceAccountName).toBeUndefined();
     expect(pod.priorityClassName).toBeUndefined();
-    expect(job.spec!.template.metadata!.annotations).toBeUndefined();
+    expect(manifest.metadata!.annotations).toBeUndefined();
   });
 
   it('is owned by the run ConfigMap and labelled with the run id and runner', () => {
-    expect(job.metadata!.ownerReferences).toEqual([
+    expect(manifest.metadata!.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'ConfigMap', uid: 'u-1' }),
     ]);
-    expect(job.spec!.template.metadata!.labels).toMatchObject({
+    expect(manifest.metadata!.labels).toMatchObject({
       [LABELS.runId]: 'rtest1',
       [LABELS.runner]: '2',
     });
@@ -143,8 +144,8 @@ describe('runner Job manifest', () => {
 
   it("gives -e values in the Pod's environment, last so they win, never on k6's command line", () => {
     const withEnv = { ...spec, plan: planRun({ runners: 4, maxVUs: 40, env: { API_KEY: 'k-123' } }) };
-    const c = runnerJob(withEnv, withEnv.plan.runners[0]!, { name: 'k6d-rtest1', uid: 'u-1' }).spec!.template
-      .spec!.containers[0]!;
+    const c = runnerPod(withEnv, withEnv.plan.runners[0]!, { name: 'k6d-rtest1', uid: 'u-1' }).spec!
+      .containers[0]!;
     expect(c.env!.at(-1)).toEqual({ name: 'API_KEY', value: 'k-123' });
     expect(c.command!.join(' ')).not.toContain('k-123');
     expect(c.command).toContain('--include-system-env-vars');
