@@ -183,13 +183,14 @@ export function runnerEnv(plan: RunPlan): Record<string, string> {
 
 /**
  * The arguments of `k6 run` for one runner (after the binary), with the archive last.
- * @param address host:port the runner's REST API listens on.
- * @param summaryPath where the runner writes its `--summary-export` JSON.
+ * @param paths.address host:port the runner's REST API listens on.
+ * @param paths.summary where the runner writes its `--summary-export` JSON (a fallback the backend
+ *   can read when the compact summary is missing); none when the backend could not read it.
  */
 export function runnerArgs(
   plan: RunPlan,
   runner: RunnerPlan,
-  paths: { archive: string; summary: string; address: string },
+  paths: { archive: string; summary?: string; address: string },
 ): string[] {
   const ours = { ...(plan.runId ? { [RUN_TAG]: plan.runId } : {}), [RUNNER_TAG]: String(runner.index) };
   const tags = Object.entries({ ...plan.tags, ...ours }).flatMap(([k, v]) => ['--tag', `${k}=${v}`]);
@@ -208,8 +209,7 @@ export function runnerArgs(
     '--execution-segment-sequence',
     plan.sequence,
     ...tags,
-    '--summary-export',
-    paths.summary,
+    ...(paths.summary === undefined ? [] : ['--summary-export', paths.summary]),
     // Explicit, so that K6_SUMMARY_MODE=disabled in the environment cannot stop the export.
     '--summary-mode',
     'compact',

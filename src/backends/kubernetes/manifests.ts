@@ -42,13 +42,6 @@ export const PATHS = {
   archive: '/k6d/archive/archive.tar',
   barrierScript: '/k6d/archive/barrier.js',
   workDir: '/k6d/work',
-  /**
-   * k6's summary export goes to the scratch folder, where nothing reads it: the runner's summary is
-   * the compact one its entry module's handleSummary prints to stdout, into the Pod log (see
-   * {@link extractSummary}). Both on stdout broke both: k6 writes them through two file handles
-   * of one pipe, and a run lost runner 0's summary to the interleaving.
-   */
-  summary: '/k6d/work/summary.json',
 } as const;
 
 /** The container names of a runner Pod. */
@@ -370,11 +363,12 @@ function placementOf(spec: RunSpec) {
  */
 export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: string; uid: string }): V1Pod {
   const labels = { ...runLabels(spec), [LABELS.runner]: String(runner.index) };
-  const args = runnerArgs(spec.plan, runner, {
-    archive: PATHS.archive,
-    summary: PATHS.summary,
-    address: `0.0.0.0:${REST_PORT}`,
-  });
+  // No `--summary-export`: the runner's summary is the compact one its entry module's handleSummary
+  // prints to stdout, into the Pod log ({@link extractSummary}), and an export in the Pod's scratch
+  // folder could not be read (both on stdout broke both: k6 writes them through two file handles
+  // of one pipe, and a run lost runner 0's summary to the interleaving). Not writing it saves each
+  // runner about 25 ms of CPU at its end (measured with the quantile grid's 972 trend stats).
+  const args = runnerArgs(spec.plan, runner, { archive: PATHS.archive, address: `0.0.0.0:${REST_PORT}` });
   const securityContext = {
     readOnlyRootFilesystem: true,
     allowPrivilegeEscalation: false,
