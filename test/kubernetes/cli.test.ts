@@ -168,7 +168,9 @@ export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-run
 
       // --cleanup never keeps the run's objects (the runner Pods were deleted to end k6's --linger
       // once teardown() ran); the Pods as created show what the flags asked for.
-      expect(run.stderr).toContain(`kubectl delete configmap,pod -n ${NAMESPACE} -l ${LABELS.runId}=${runId}`);
+      expect(run.stderr).toContain(
+        `kubectl delete configmap,pod -n ${NAMESPACE} -l ${LABELS.runId}=${runId}`,
+      );
       const pods = [...seen.values()].filter((p) => p.metadata?.labels?.[LABELS.runId] === runId);
       expect(pods).toHaveLength(2);
       for (const pod of pods) {

@@ -73,8 +73,7 @@ const podOf = (pods: V1Pod[], index: number) =>
 
 /** The log-read path of runner `index`'s Pod (`pods/k6d-<run>-<index>-<suffix>/log`). */
 /** Reads of runner `index`'s k6 container log (its summary); its barrier container's log is another. */
-const logOf = (index: number) =>
-  new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=k6(&|$)`);
+const logOf = (index: number) => new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=k6(&|$)`);
 const barrierLogOf = (index: number) =>
   new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=barrier(&|$)`);
 const POD_PROXY = (what: string) => new RegExp(`/pods/[^/]+:6565/proxy/v1/${what}`);
