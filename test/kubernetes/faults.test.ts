@@ -51,6 +51,8 @@ interface FaultCase {
   rules?: FaultRule[];
   /** Seconds of load. */
   seconds?: number;
+  /** The script's source, when not {@link steady}'s (`seconds` is then the script's own). */
+  script?: string;
   runners?: number;
   inputs?: Record<string, string>;
   /** Runs once the step logged that every runner started. */
@@ -71,7 +73,6 @@ interface FaultCase {
 const podOf = (pods: V1Pod[], index: number) =>
   pods.find((p) => p.metadata!.labels![LABELS.runner] === String(index))!;
 
-/** The log-read path of runner `index`'s Pod (`pods/k6d-<run>-<index>-<suffix>/log`). */
 /** Reads of runner `index`'s k6 container log (its summary); its barrier container's log is another. */
 const logOf = (index: number) => new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=k6(&|$)`);
 const barrierLogOf = (index: number) =>
@@ -138,6 +139,31 @@ const CASES: FaultCase[] = [
       expect(result!.metrics.vus!.values.max).toBe(2);
       // Runner 0's end came from its followed log: its status was never polled through the proxy.
       expect(proxy.seen.filter((r) => /^GET .*-0:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
+    },
+  },
+  {
+    name: "collection: runner 0's k6 log follow is cut mid-test; it is followed anew at the end, its summary kept",
+    // Each VU logs a line at once, so the k6 log is not empty when it is followed (from 1 s after
+    // the start): the follow's headers come then, and the proxy cuts it 1.5 s later, mid-test.
+    script: `
+import http from 'k6/http';
+import { sleep } from 'k6';
+import exec from 'k6/execution';
+export const options = { vus: 2, duration: '6s' };
+export default function () {
+  if (exec.vu.iterationInScenario === 0) console.log('first iteration');
+  http.get(__ENV.TARGET + '/fault');
+  sleep(0.1);
+}
+`,
+    rules: [{ name: 'k6log-cut', method: 'GET', path: logOf(0), cutAfterMs: 1500, times: 1 }],
+    exit: 0,
+    applied: ['k6log-cut'],
+    kept: [0, 1],
+    check: () => {
+      // The follow opened after the start, cut; then the one opened when its linger was ended.
+      const follows = proxy.seen.filter((r) => logOf(0).test(r) && r.includes('follow=true'));
+      expect(follows.length).toBe(2);
     },
   },
   {
@@ -362,7 +388,7 @@ describe('Kubernetes faults', () => {
       const step = startAction(
         'dist/run.js',
         {
-          script: steady(c.seconds ?? 3),
+          script: c.script === undefined ? steady(c.seconds ?? 3) : writeScript(c.script),
           runners: String(c.runners ?? 2),
           kubeconfig: proxy.kubeconfig,
           ...DEDICATED,
