@@ -339,16 +339,18 @@ export class KubernetesBackend implements Backend {
       },
       terminate: async () => {
         // Deleting the Pod with its grace period sends k6 SIGTERM, which ends its --linger; k6 then
-        // writes its compact summary to the log, which is followed to the end first (the Pod object
-        // goes once the container ended). Marked as ours, so it is not a disruption.
+        // writes its compact summary to the log, which is followed to the end (from shortly after
+        // the start, else from now: the Pod object goes once the container ended). Marked as ours,
+        // so it is not a disruption.
         const state = pods.state(index);
         if (state.kind !== 'running') return;
         const log = this.saveLog(index, state.pod);
         pods.deleting.add(state.pod);
         pods.terminated.add(state.pod);
         // The log is followed before the Pod is deleted, so that what k6 writes on SIGTERM (its
-        // summary) is read: the Pod is deleted once the follow is taken (a follow refused at once,
-        // a 503, is sent again first), or after FOLLOW_SETTLE_MS whatever happened to it.
+        // summary) is read: the Pod is deleted once the follow is taken (at once for a follow taken
+        // during the test; a follow refused at once, a 503, is sent again first), or after
+        // FOLLOW_SETTLE_MS whatever happened to it.
         await Promise.race([
           log.inPlace.catch(() => {}),
           new Promise((r) => setTimeout(r, FOLLOW_SETTLE_MS)),
