@@ -24,7 +24,6 @@ import {
   archiveConfigMap,
   CONTAINERS,
   extractSummary,
-  hasCompactSummary,
   LABELS,
   MAX_ARCHIVE_BYTES,
   type Placement,
@@ -364,8 +363,7 @@ export class KubernetesBackend implements Backend {
         const node = nodeName ? { node: nodeName } : {};
         if (this.lost.has(index)) return { logTail: '', unreadable: `its node ${nodeName} is gone`, ...node };
         try {
-          const log = await this.readLog(index, state.pod);
-          const { summary, rest } = extractSummary(log);
+          const { log, summary, rest } = await this.readLog(index, state.pod);
           // k6's own log lines; its end-of-test text summary (every line indented) is left out.
           const logTail = rest
             .split('\n')
@@ -527,21 +525,25 @@ export class KubernetesBackend implements Backend {
   }
 
   /**
-   * Runner `index`'s log: the followed one, else read now. A runner that completed (its container
-   * ended with a completed exit code) and whose followed log already holds its compact summary
-   * gives that log at once: a kubelet ends a follow only when it next looks at the container
-   * (kubelet `kuberuntime/logs`, at most 1 s after the last write), while what the container wrote
-   * reaches the follow as it is written.
+   * Runner `index`'s log, with its summary split off ({@link extractSummary}): the followed one,
+   * else read now. A runner that completed (its container ended with a completed exit code) and
+   * whose followed log already holds its compact summary gives that log at once: a kubelet ends a
+   * follow only when it next looks at the container (kubelet `kuberuntime/logs`, at most 1 s after
+   * the last write), while what the container wrote reaches the follow as it is written.
    */
-  private readLog(index: number, pod: string): Promise<string> {
+  private async readLog(
+    index: number,
+    pod: string,
+  ): Promise<{ log: string } & ReturnType<typeof extractSummary>> {
     const saved = this.savedLogs.get(index);
-    if (!saved) return this.plainLog(pod);
     const exit = this.exits.get(index);
-    if (exit && runnerCompleted(exit.code)) {
+    if (saved && exit && runnerCompleted(exit.code)) {
       const sofar = saved.sofar();
-      if (hasCompactSummary(sofar)) return Promise.resolve(sofar);
+      const early = extractSummary(sofar);
+      if (early.format === 'compact') return { log: sofar, ...early };
     }
-    return saved.text;
+    const log = await (saved ? saved.text : this.plainLog(pod));
+    return { log, ...extractSummary(log) };
   }
 
   /**

@@ -218,19 +218,13 @@ export interface RunSpec extends PodOptions {
  * A Pod log merges stdout and stderr line by line in arrival order, so a log line of k6's (never
  * indented) may land inside a block and is set aside. Of each kind the last block that parses as a
  * summary (it has `metrics`) counts; the lines of both are left out of the rest.
+ * @returns `summary` with its `format` (`compact` or `export`) when the log holds a whole one.
  */
-export function extractSummary(log: string): { summary?: string; rest: string } {
-  const { summary, rest } = findSummaries(log);
-  return summary === undefined ? { rest } : { summary, rest };
-}
-
-/** Whether `log` holds a whole compact summary ({@link COMPACT_SUMMARY_FORMAT}) of the runner's. */
-export function hasCompactSummary(log: string): boolean {
-  return findSummaries(log).compact !== undefined;
-}
-
-/** The blocks {@link extractSummary} looks for: the compact one, else the export (`summary`). */
-function findSummaries(log: string): { summary?: string; compact?: string; rest: string } {
+export function extractSummary(log: string): {
+  summary?: string;
+  format?: 'compact' | 'export';
+  rest: string;
+} {
   const lines = log.split('\n');
   const used = new Set<number>();
   let compact: string | undefined;
@@ -270,7 +264,7 @@ function findSummaries(log: string): { summary?: string; compact?: string; rest:
   if (summary === undefined) return { rest: log };
   return {
     summary,
-    ...(compact === undefined ? {} : { compact }),
+    format: compact === undefined ? 'export' : 'compact',
     rest: lines.filter((_, j) => !used.has(j)).join('\n'),
   };
 }

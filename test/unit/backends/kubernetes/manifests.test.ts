@@ -9,7 +9,6 @@ import {
   archiveConfigMap,
   BARRIER_RESOURCES,
   extractSummary,
-  hasCompactSummary,
   LABELS,
   NODE_LOST_TOLERATIONS,
   runnerPod,
@@ -189,9 +188,10 @@ describe('runner log', () => {
       ' "root_group": {}',
       '}',
     ];
-    expect(hasCompactSummary(['level=info msg=x', ...compact, exported].join('\n'))).toBe(true);
-    expect(hasCompactSummary(['level=info msg=x', ...compact.slice(0, -1)].join('\n'))).toBe(false);
-    expect(hasCompactSummary(exported)).toBe(false);
+    const format = (log: string) => extractSummary(log).format;
+    expect(format(['level=info msg=x', ...compact, exported].join('\n'))).toBe('compact');
+    expect(format(['level=info msg=x', ...compact.slice(0, -1)].join('\n'))).toBeUndefined();
+    expect(format(exported)).toBe('export');
   });
 
   it('gives no summary when it is missing or cut off', () => {
