@@ -411,7 +411,7 @@ export class KubernetesBackend implements Backend {
         this.o.kc,
         { namespace: this.o.namespace, name: pod, container: CONTAINERS.barrier },
         {
-          timeoutMs: (this.o.activeDeadlineSeconds + 60) * 1000,
+          timeoutMs: this.wholeRunFollowMs,
           quietMs: FOLLOW_QUIET_MS,
           policy: BARRIER_FOLLOW_RETRY,
           signal: this.closing.signal,
@@ -445,6 +445,14 @@ export class KubernetesBackend implements Backend {
   }
 
   /**
+   * The longest a log follow that lasts the whole run may take, in ms: the runner Pod's
+   * `activeDeadlineSeconds` and a minute for the container to end and its log to be read.
+   */
+  private get wholeRunFollowMs(): number {
+    return (this.o.activeDeadlineSeconds + 60) * 1000;
+  }
+
+  /**
    * Follows runner `index`'s k6 log while its test runs ({@link FOLLOW_AFTER_START_MS} after its
    * start), for the whole test. A follow that ends or breaks while the runner still runs, neither
    * told to end nor disrupted (an idle timeout of a load balancer before the API server, an API
@@ -454,7 +462,7 @@ export class KubernetesBackend implements Backend {
     const state = this.pods?.state(index);
     if (this.closing.signal.aborted || this.savedLogs.has(index) || state?.kind !== 'running') return;
     const { pod } = state;
-    const log = this.saveLog(index, pod, (this.o.activeDeadlineSeconds + 60) * 1000);
+    const log = this.saveLog(index, pod, this.wholeRunFollowMs);
     const cutShort = () => {
       const now = this.pods?.state(index);
       if (
