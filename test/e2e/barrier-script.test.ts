@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BarrierLog } from '../../src/backends/kubernetes/barrier-log.ts';
-import { BARRIER_RUN_ARGS, barrierScript, VUS_PERIOD_MS } from '../../src/backends/kubernetes/manifests.ts';
+import { barrierRunArgs, barrierScript, VUS_PERIOD_MS } from '../../src/backends/kubernetes/manifests.ts';
 import { K6_STATUS } from '../../src/k6/rest.ts';
 import { k6Binary } from '../equivalence/harness.ts';
 import { tempDir } from '../support/cli.ts';
@@ -27,11 +27,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** A paused, lingering k6 runner of `script` with its REST API on `port`, and the barrier script beside it. */
-function runnerAndBarrier(script: string, port: number) {
+/**
+ * A paused, lingering k6 runner of `script` with its REST API on `port`, and the barrier script
+ * beside it, with its own REST API (its start-time mailbox) on `mailboxPort`.
+ */
+function runnerAndBarrier(script: string, port: number, mailboxPort: number) {
   const dir = tempDir('k6d-barrier-');
   writeFileSync(path.join(dir, 'script.js'), script);
-  writeFileSync(path.join(dir, 'barrier.js'), barrierScript(port));
+  writeFileSync(path.join(dir, 'barrier.js'), barrierScript(port, mailboxPort));
   const runner = spawn(
     k6Binary(),
     [
@@ -47,7 +50,7 @@ function runnerAndBarrier(script: string, port: number) {
     { cwd: dir, stdio: 'ignore' },
   );
   // The container's command (manifests.ts).
-  const barrier = spawn(k6Binary(), [...BARRIER_RUN_ARGS, 'barrier.js'], {
+  const barrier = spawn(k6Binary(), [...barrierRunArgs(`127.0.0.1:${mailboxPort}`), 'barrier.js'], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -81,6 +84,7 @@ export const options = { scenarios: { ramp: { executor: 'ramping-vus', startVUs:
 export default function () { sleep(0.05); }
 `,
       port,
+      await freePort(),
     );
     await waitFor(() => log.readyAtMs !== undefined, 'the ready line', { timeoutMs: 30_000 });
     // Paused at status 4: no VU sample yet, and no end.
@@ -111,6 +115,44 @@ export default function () { sleep(0.05); }
     runner.kill('SIGTERM');
   }, 60_000);
 
+  it('starts its runner itself at the instant set in its mailbox, and prints when', async () => {
+    const port = await freePort();
+    const mailboxPort = await freePort();
+    const { log, barrierExit } = runnerAndBarrier(
+      `import { sleep } from 'k6';
+export const options = { vus: 1, duration: '1s' };
+export default function () { sleep(0.05); }
+`,
+      port,
+      mailboxPort,
+    );
+    await waitFor(() => log.readyAtMs !== undefined, 'the ready line', { timeoutMs: 30_000 });
+    // The orchestrator's request through the pod proxy, here on loopback: k6's PUT /v1/setup.
+    const startAt = Date.now() + 1500;
+    const put = await fetch(`http://127.0.0.1:${mailboxPort}/v1/setup`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ startAt }),
+    });
+    expect(put.status).toBe(200);
+    // Still paused well before the instant.
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = (await (await fetch(`http://127.0.0.1:${port}/v1/status`)).json()) as {
+      data: { attributes: { status: number } };
+    };
+    expect(before.data.attributes.status).toBe(K6_STATUS.PausedBeforeRun);
+    await waitFor(() => log.started !== undefined, 'the started line', { timeoutMs: 10_000 });
+    const { sentAtMs, atMs } = log.started!;
+    // Un-paused at the instant: not before, and within a few ms of it (2 cores, other tests running).
+    expect(sentAtMs).toBeGreaterThanOrEqual(startAt);
+    expect(sentAtMs - startAt).toBeLessThan(100);
+    expect(atMs).toBeGreaterThanOrEqual(sentAtMs);
+    await waitFor(() => log.end !== undefined, 'the end line', { timeoutMs: 30_000 });
+    expect(log.end!.status).toBe(K6_STATUS.Ended);
+    expect(log.end!.atMs - sentAtMs).toBeGreaterThan(900);
+    expect(await barrierExit).toBe(0);
+  }, 60_000);
+
   it('prints the end with status 10 when the runner is stopped through its REST API', async () => {
     const port = await freePort();
     const { log, barrierExit } = runnerAndBarrier(
@@ -119,6 +161,7 @@ export const options = { vus: 2, duration: '60s' };
 export default function () { sleep(0.05); }
 `,
       port,
+      await freePort(),
     );
     await waitFor(() => log.readyAtMs !== undefined, 'the ready line', { timeoutMs: 30_000 });
     await patchStatus(port, { paused: false });
@@ -138,6 +181,7 @@ if (__VU > 0) sleep(30);
 export default function () {}
 `,
       port,
+      await freePort(),
     );
     // The runner's API answers while its VU initialises for 30 s; then it dies. (A barrier that never
     // saw the API waits on: its Pod's k6 container ending is what the backend sees then.)

@@ -10,13 +10,25 @@ import { BARRIER_LINE, VUS_PERIOD_MS } from './manifests.ts';
 export class BarrierLog {
   /** Epoch ms (the node's clock) at which the runner was seen at status 4; undefined before. */
   readyAtMs: number | undefined;
+  /**
+   * How far this machine's clock is at most ahead of the node's, in ms (negative: behind): the
+   * least, over the ready and clock lines, of when this machine read the line less the node time
+   * in it (each line took some time to come). Undefined before the ready line.
+   */
+  aheadMs: number | undefined;
+  /**
+   * When the barrier container un-paused the runner itself at its start time (node clock, epoch
+   * ms): `sentAtMs` just before its `PATCH`, `atMs` once k6 confirmed it; undefined before, and
+   * when the runner was started otherwise.
+   */
+  started: { sentAtMs: number; atMs: number } | undefined;
   /** The end of the runner's test: when, and its status (9, 10 or 11); undefined before. */
   end: { atMs: number; status: number } | undefined;
   private changes: Array<{ atMs: number; vus: number }> = [];
   private partial = '';
   private readonly onChange: () => void;
 
-  /** @param onChange called after a chunk that brought the ready or the end line. */
+  /** @param onChange called after a chunk that brought the ready, the started or the end line. */
   constructor(onChange: () => void = () => {}) {
     this.onChange = onChange;
   }
@@ -31,9 +43,10 @@ export class BarrierLog {
   feed(chunk: string): void {
     const lines = (this.partial + chunk).split('\n');
     this.partial = lines.pop()!;
-    const before = [this.readyAtMs, this.end];
-    for (const line of lines) this.read(line.trimEnd());
-    if (before[0] !== this.readyAtMs || before[1] !== this.end) this.onChange();
+    const before = [this.readyAtMs, this.started, this.end];
+    const now = Date.now();
+    for (const line of lines) this.read(line.trimEnd(), now);
+    if (before[0] !== this.readyAtMs || before[1] !== this.started || before[2] !== this.end) this.onChange();
   }
 
   /** The runner's VU record ({@link VusRecord}) once its test has ended with a sample; else undefined. */
@@ -42,12 +55,17 @@ export class BarrierLog {
     return { changes: this.changes, endedAtMs: this.end.atMs, periodMs: VUS_PERIOD_MS };
   }
 
-  private read(line: string): void {
+  private read(line: string, readAtMs: number): void {
     const [kind, ...fields] = line.split(' ');
     const numbers = fields.map(Number);
     if (numbers.length === 0 || !numbers.every(Number.isFinite)) return;
     const atMs = numbers[0]!;
-    if (kind === BARRIER_LINE.ready && numbers.length === 1) this.readyAtMs ??= atMs;
+    if ((kind === BARRIER_LINE.ready || kind === BARRIER_LINE.clock) && numbers.length === 1) {
+      if (kind === BARRIER_LINE.ready) this.readyAtMs ??= atMs;
+      this.aheadMs = Math.min(this.aheadMs ?? Number.POSITIVE_INFINITY, readAtMs - atMs);
+    }
+    if (kind === BARRIER_LINE.started && numbers.length === 2)
+      this.started ??= { sentAtMs: atMs, atMs: numbers[1]! };
     else if (kind === BARRIER_LINE.vus && numbers.length === 2) this.changes.push({ atMs, vus: numbers[1]! });
     else if (kind === BARRIER_LINE.end && numbers.length === 2) this.end ??= { atMs, status: numbers[1]! };
   }

@@ -2,19 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { BarrierLog } from '../../../../src/backends/kubernetes/barrier-log.ts';
 
 describe("a runner's barrier log, as its follow delivers it", () => {
-  it('joins lines split across chunks, ignores k6 warnings and tells ready and end once each', () => {
+  it('joins lines split across chunks, ignores k6 warnings and tells ready, started and end once each', () => {
     let changes = 0;
     const log = new BarrierLog(() => changes++);
     log.feed('Request Failed\nk6d-rea');
     expect(log.readyAtMs).toBeUndefined();
-    log.feed('dy 1000\nk6d-vus 1500 3\nk6d-vus 2000 5\n');
+    log.feed('dy 1000\n');
     expect(log.readyAtMs).toBe(1000);
     expect(changes).toBe(1);
+    log.feed('k6d-started 1400\nk6d-started 1400 1403\nk6d-started 1500 1502\n');
+    expect(log.started).toEqual({ sentAtMs: 1400, atMs: 1403 });
+    expect(changes).toBe(2);
+    log.feed('k6d-vus 1500 3\nk6d-vus 2000 5\n');
+    expect(changes).toBe(2);
     // Not ended: no record yet (a partial one would read as the whole test).
     expect(log.vusRecord()).toBeUndefined();
     log.feed('k6d-vus 2500 x\nk6d-vus 3000\nk6d-end 3200 9\nk6d-end 3300 10\n');
     expect(log.end).toEqual({ atMs: 3200, status: 9 });
-    expect(changes).toBe(2);
+    expect(changes).toBe(3);
     expect(log.vusRecord()).toEqual({
       changes: [
         { atMs: 1500, vus: 3 },
@@ -34,6 +39,26 @@ describe("a runner's barrier log, as its follow delivers it", () => {
       { atMs: 1500, vus: 3 },
       { atMs: 2000, vus: 4 },
     ]);
+  });
+
+  it("bounds how far this machine's clock is ahead of the node's by the line that came quickest", () => {
+    const log = new BarrierLog();
+    expect(log.aheadMs).toBeUndefined();
+    const now = Date.now();
+    // Ready 400 ms ago by the node's clock, then clock lines 200 and 30 ms ago: the least counts.
+    log.feed(`k6d-ready ${now - 400}\n`);
+    const first = log.aheadMs!;
+    expect(first).toBeGreaterThanOrEqual(400);
+    log.feed(`k6d-clock ${now - 30}\nk6d-clock ${now - 200}\n`);
+    expect(log.aheadMs).toBeGreaterThanOrEqual(30);
+    expect(log.aheadMs).toBeLessThan(first - 300);
+    // A node clock ahead of this one gives a negative bound.
+    log.feed(`k6d-clock ${Date.now() + 5000}\n`);
+    expect(log.aheadMs).toBeLessThanOrEqual(-4000);
+    // Other lines say nothing of the clock.
+    log.feed(`k6d-vus ${Date.now() + 60_000} 3\n`);
+    expect(log.aheadMs).toBeLessThanOrEqual(-4000);
+    expect(log.aheadMs).toBeGreaterThan(-5001);
   });
 
   it('has no record for a test that ended before any sample', () => {

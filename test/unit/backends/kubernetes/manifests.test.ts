@@ -74,9 +74,13 @@ describe('runner Pod manifest', () => {
     expect(barrier.command!.at(-1)).toBe('/k6d/archive/barrier.js');
     // Its lines alone, unadorned, on the log the backend follows.
     expect(barrier.command).toEqual(expect.arrayContaining(['--log-output=stdout', '--log-format=raw']));
+    // Its own REST API, the start-time mailbox, on the Pod's IP where the pod proxy reaches it.
+    expect(barrier.command!.join(' ')).toContain('--address 0.0.0.0:6566');
+    expect(barrier.ports).toEqual([{ name: 'barrier-api', containerPort: 6566 }]);
     expect(barrier.resources).toEqual(BARRIER_RESOURCES);
     const cm = archiveConfigMap(spec, Buffer.from('tar'));
-    expect(cm.data!['barrier.js']).toContain("http.get('http://127.0.0.1:6565/v1/status'");
+    expect(cm.data!['barrier.js']).toContain("const STATUS = 'http://127.0.0.1:6565/v1/status';");
+    expect(cm.data!['barrier.js']).toContain("const MAILBOX = 'http://127.0.0.1:6566/v1/setup';");
     expect(cm.binaryData!['archive.tar']).toBe(Buffer.from('tar').toString('base64'));
   });
 
