@@ -72,6 +72,27 @@ export interface VusRecord {
   periodMs: number;
 }
 
+/** When the runners of a scheduled start ({@link Backend.startAll}) started. */
+export interface ScheduledStart {
+  /**
+   * Epoch ms of this machine's clock at which the runners were to start: the scheduled instant,
+   * read from the runners' clock into this one's (an estimate, late by at most the time the
+   * runners' lines take to arrive).
+   */
+  startedAtMs: number;
+  /**
+   * Per runner: when it was un-paused, in ms after the first runner, by the runners' clocks. k6
+   * resumes as it reads the un-pause (`SetPaused`, k6 `api/v1/status_routes.go`), before it
+   * answers, and a paused k6 is idle, so this is when its test started.
+   */
+  offsetsMs: number[];
+  /**
+   * The spread of the runners' confirmations (k6's answers), in ms: an answer waits behind the
+   * test it has just started on a busy node, so this bounds the skew from above.
+   */
+  confirmedSpreadMs: number;
+}
+
 /** A place where runners run. */
 export interface Backend {
   readonly name: 'local' | 'kubernetes';
@@ -87,6 +108,15 @@ export interface Backend {
    *   still removed by {@link cleanup}.
    */
   launch(plan: RunPlan, archivePath: string): Promise<Runner[]>;
+  /**
+   * Optional: starts every runner (all ready, paused) at one instant of their own clocks, instead
+   * of the orchestrator sending each its un-pause request at the start, whose spread grows with
+   * the requests' way there (the API server at scale). Resolves once every runner confirmed its
+   * start; `undefined` when it cannot be used (the orchestrator then un-pauses each runner through
+   * its REST API, `Runner.api.start`).
+   * @throws Error naming the runner that could not be started.
+   */
+  startAll?(runners: readonly Runner[]): Promise<ScheduledStart | undefined>;
   /** Removes everything {@link launch} made: no process, Pod or ConfigMap stays. Idempotent. */
   cleanup(): Promise<void>;
 }

@@ -44,7 +44,7 @@ export interface RunnerOutcome {
   /** How it ended; `undefined` when it never did (counted as killed). */
   exit: RunnerExit | undefined;
   summary: RunnerSummary | undefined;
-  /** When it confirmed its start, in ms after the first runner. */
+  /** When it started (its confirmation, or its un-pause on its node), in ms after the first runner. */
   startOffsetMs: number;
   logTail: string;
   node?: string;

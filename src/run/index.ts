@@ -194,7 +194,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     });
     // Interrupted during the barrier or setup(): no runner starts.
     if (signal?.aborted) throw interruptedBeforeStart();
-    const start = await startAll(launched.runners, clock, log);
+    const start = await startAll(launched.runners, clock, log, backend);
     let teardown: Awaited<ReturnType<typeof teardownOnce>> = { durationMs: 0 };
     const monitored = await monitor(launched, start.startedAtMs, {
       totalDurationS: pre.totalDurationS,

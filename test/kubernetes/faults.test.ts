@@ -78,6 +78,8 @@ const logOf = (index: number) => new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?
 const barrierLogOf = (index: number) =>
   new RegExp(`/pods/k6d-[a-z0-9]+-${index}/log\\?(.*&)?container=barrier(&|$)`);
 const POD_PROXY = (what: string) => new RegExp(`/pods/[^/]+:6565/proxy/v1/${what}`);
+/** Runner `index`'s start time, set in its barrier container's mailbox (port 6566). */
+const MAILBOX_OF = (index: number) => new RegExp(`/pods/k6d-[a-z0-9]+-${index}:6566/proxy/v1/setup`);
 
 const CASES: FaultCase[] = [
   {
@@ -122,8 +124,11 @@ const CASES: FaultCase[] = [
     applied: ['barrier1-500'],
     kept: [0, 1],
     check: (_step, result) => {
-      // Runner 1's status (its end, its VUs) came through the pod proxy instead.
+      // Runner 1's status (its end, its VUs) came through the pod proxy instead; its start could
+      // not be confirmed by its barrier log, so every runner was un-paused through the pod proxy.
       expect(proxy.seen.some((r) => /^GET .*-1:6565\/proxy\/v1\/status/.test(r))).toBe(true);
+      expect(proxy.seen.filter((r) => /^PATCH .*:6565\/proxy\/v1\/status/.test(r))).toHaveLength(2);
+      expect(proxy.seen.some((r) => MAILBOX_OF(0).test(r) || MAILBOX_OF(1).test(r))).toBe(false);
       expect(result!.metrics.vus!.values.max).toBe(2);
     },
   },
@@ -175,11 +180,27 @@ export default function () {
     applied: ['status-hangs'],
   },
   {
-    name: 'start: a 503 on one start PATCH is retried',
-    rules: [{ name: 'start-503', method: 'PATCH', path: POD_PROXY('status'), status: 503, times: 1 }],
+    name: "start: a 503 on one runner's start time is retried; both start at the scheduled instant",
+    rules: [{ name: 'start-503', method: 'PUT', path: MAILBOX_OF(0), status: 503, times: 1 }],
     exit: 0,
     applied: ['start-503'],
     kept: [0, 1],
+    check: (step) => {
+      expect(step.stdout).toMatch(/started 2 runners at one instant/);
+      expect(step.stdout).not.toMatch(/started through the pod proxy/);
+    },
+  },
+  {
+    name: "start: runner 1's start time cannot be set (500); it is started through the pod proxy at the instant",
+    rules: [{ name: 'mailbox1-500', method: 'PUT', path: MAILBOX_OF(1), status: 500 }],
+    exit: 0,
+    applied: ['mailbox1-500'],
+    kept: [0, 1],
+    check: (step) => {
+      expect(step.stdout).toMatch(/runner 1: no start time; started through the pod proxy/);
+      expect(proxy.seen.filter((r) => /^PATCH .*-1:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
+      expect(proxy.seen.filter((r) => /^PATCH .*:6565\/proxy\/v1\/status/.test(r))).toHaveLength(1);
+    },
   },
   {
     name: 'monitoring: every live-metrics poll fails; the run goes on',

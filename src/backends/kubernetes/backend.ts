@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { ConfigurationError } from '../../errors.ts';
+import { ConfigurationError, errorMessage } from '../../errors.ts';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
 import {
   K6_STATUS,
@@ -16,15 +16,17 @@ import {
 } from '../../k6/rest.ts';
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
-import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import type { Backend, Runner, RunnerExit, ScheduledStart } from '../backend.ts';
 import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
 import { BarrierLog } from './barrier-log.ts';
 import {
   archiveConfigMap,
+  BARRIER_PORT,
   CONTAINERS,
   extractSummary,
   LABELS,
+  MAILBOX_POLL_MS,
   MAX_ARCHIVE_BYTES,
   type Placement,
   type PodOptions,
@@ -94,6 +96,21 @@ const FOLLOW_TIMEOUT_MS = 60_000;
 const LOST_AFTER_MS = 10_000;
 /** Starts and stops through the pod proxy: a few quick retries (the start skew counts). */
 const PATCH_RETRY = { retries: 3, maxRetryTimeMs: 10_000 };
+
+/**
+ * The lead of a scheduled start, in ms: from sending the start time to every runner's barrier
+ * container to the instant they start, it covers those requests' way through the API server (the
+ * slowest of the confirmations just before, which went out all at once the same way and also
+ * opened their connections: measured at 64 runners, 504 ms against 177 ms for the start times on
+ * the warm connections after), the barrier's mailbox poll ({@link MAILBOX_POLL_MS}) and a margin,
+ * within these bounds.
+ */
+const START_LEAD_MS = { min: 150, margin: 50, max: 5_000 };
+/**
+ * How long after the scheduled instant a runner's started line may take before the runner is
+ * started through the pod proxy instead, in ms.
+ */
+const START_CONFIRM_MS = 10_000;
 
 /** A log follow that failed at once is sent again quickly: the Pod may go soon after. */
 const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
@@ -220,6 +237,12 @@ export class KubernetesBackend implements Backend {
   private readonly savedLogs = new Map<number, SavedLog>();
   /** Per runner: its barrier container's followed log, once its Pod runs. */
   private readonly barrierFollows = new Map<number, BarrierFollow>();
+  /** Called when a runner's barrier log brings its ready, started or end line. */
+  private readonly barrierChanged = new Set<() => void>();
+  /** Runners asked to start (scheduled or through the pod proxy). */
+  private readonly started = new Set<number>();
+  /** Per runner: the round trip of its confirmation through the pod proxy just before the start, in ms. */
+  private readonly confirmRttMs = new Map<number, number>();
   private cleanedUp = false;
   /**
    * Keeps the pod-proxy connections to the API server open between the barrier's confirmation and
@@ -402,6 +425,7 @@ export class KubernetesBackend implements Backend {
           );
           onEnd(status);
         }
+        for (const listener of this.barrierChanged) listener();
       }),
       failed: false,
     };
@@ -619,21 +643,16 @@ export class KubernetesBackend implements Backend {
   private runnerApi(index: number): RunnerApi {
     const proxied = runnerApi(this.proxyRequest(index));
     let confirmed: K6Status | undefined;
-    let started = false;
     return {
       ...proxied,
       start: async () => {
-        started = true;
-        const status = await proxied.start();
-        // The k6 container's log is followed from shortly after the start, so that ending its
-        // linger later waits for nothing but the delete (a follow is only taken after a quiet spell).
-        setTimeout(() => this.followEarly(index), FOLLOW_AFTER_START_MS).unref();
-        return status;
+        this.markStarted(index);
+        return proxied.start();
       },
       status: async (timeoutMs) => {
         const follow = this.barrierFollows.get(index);
         const end = follow?.log.end;
-        if (started) {
+        if (this.started.has(index)) {
           if (end)
             return {
               ...RUNNING,
@@ -652,14 +671,131 @@ export class KubernetesBackend implements Backend {
         const gate = this.gate(index);
         // Until every runner is ready (or failed), none is confirmed: then the orchestrator's next
         // poll sends all confirmations at once, which opens one warm connection per runner for the
-        // start PATCHes (sequential confirmations would leave a few sockets for all).
+        // start requests (sequential confirmations would leave a few sockets for all), and times
+        // their way through the API server for a scheduled start's lead.
         if (gate === 'waiting' || (gate === 'ready' && !this.allBarriersDone())) return INITIALISING;
         if (confirmed && gate === 'ready') return confirmed;
+        const sentAt = Date.now();
         const status = await proxied.status(timeoutMs);
-        if (status.status === K6_STATUS.PausedBeforeRun && gate === 'ready') confirmed = status;
+        if (status.status === K6_STATUS.PausedBeforeRun && gate === 'ready') {
+          confirmed = status;
+          this.confirmRttMs.set(index, Date.now() - sentAt);
+        }
         return status;
       },
     };
+  }
+
+  /**
+   * Marks runner `index` as started: its status comes from its barrier log from now on, and its k6
+   * container's log is followed from shortly after the start, so that ending its linger later waits
+   * for nothing but the delete (a follow is only taken after a quiet spell).
+   * @param startsInMs how long until its start, in ms (a scheduled start's lead).
+   */
+  private markStarted(index: number, startsInMs = 0): void {
+    if (this.started.has(index)) return;
+    this.started.add(index);
+    setTimeout(() => this.followEarly(index), startsInMs + FOLLOW_AFTER_START_MS).unref();
+  }
+
+  /**
+   * The scheduled start ({@link Backend.startAll}): every runner's barrier container gets one start
+   * time of the nodes' clock in its mailbox (`PUT /v1/setup` on {@link BARRIER_PORT} through the pod
+   * proxy, all at once) and un-pauses its runner itself at that instant, so the spread of those
+   * requests through the API server is not the start skew. The start time is this machine's clock
+   * moved to the nodes' by the least delay seen of the barriers' ready and clock lines (a bound
+   * from above on how far this clock is ahead, tight once one line came quickly; the nodes' clocks
+   * are taken to agree with each other, as NTP keeps them), plus a lead
+   * ({@link START_LEAD_MS}). Each start is confirmed by its `k6d-started` line, whose node times
+   * give the offsets. A runner whose start time could not be delivered, or whose line does not come
+   * within {@link START_CONFIRM_MS}, is started through the pod proxy at that instant or then.
+   * @returns undefined when some runner's barrier log is not followed (or not ready): its start could
+   *   not be confirmed, so every runner is un-paused through the pod proxy instead.
+   * @throws Error naming a runner that could not be started at all.
+   */
+  async startAll(runners: readonly Runner[]): Promise<ScheduledStart | undefined> {
+    const logs: BarrierLog[] = [];
+    for (const runner of runners) {
+      const follow = this.barrierFollows.get(runner.index);
+      if (!follow || follow.failed || follow.log.aheadMs === undefined) return undefined;
+      logs.push(follow.log);
+    }
+    const aheadMs = Math.min(...logs.map((l) => l.aheadMs!));
+    const rttMs = Math.max(0, ...this.confirmRttMs.values());
+    const leadMs = Math.min(
+      START_LEAD_MS.max,
+      Math.max(START_LEAD_MS.min, rttMs + MAILBOX_POLL_MS + START_LEAD_MS.margin),
+    );
+    const sentAtMs = Date.now();
+    const startAt = Math.round(sentAtMs - aheadMs + leadMs);
+    this.o.log.debug(
+      `starting ${runners.length} runners at ${new Date(startAt).toISOString()} of their clocks (in ${leadMs.toFixed(0)} ms; this clock is at most ${aheadMs} ms ahead; slowest confirmation ${rttMs} ms)`,
+    );
+    const starts = await Promise.all(runners.map((r, i) => this.startAt(r, logs[i]!, startAt, aheadMs)));
+    const range = (values: number[]) =>
+      values.length > 0 ? `${Math.min(...values)} to ${Math.max(...values)} ms` : 'none';
+    const set = starts.flatMap((s) => (s.setBeforeMs === undefined ? [] : [s.setBeforeMs]));
+    this.o.log.debug(
+      `start times set ${range(set)} before the instant; runners un-paused ${range(starts.map((s) => s.sentAtMs - startAt))} after it, k6 confirmed ${range(starts.map((s) => s.atMs - s.sentAtMs))} after that`,
+    );
+    const first = Math.min(...starts.map((s) => s.sentAtMs));
+    const confirmed = starts.map((s) => s.atMs);
+    return {
+      startedAtMs: Math.min(Date.now(), Math.max(sentAtMs, startAt + aheadMs)),
+      offsetsMs: starts.map((s) => s.sentAtMs - first),
+      confirmedSpreadMs: Math.max(...confirmed) - Math.min(...confirmed),
+    };
+  }
+
+  /**
+   * Starts one runner at `startAt` (epoch ms of the nodes' clock) through its barrier container's
+   * mailbox, or through the pod proxy when that fails ({@link startAll}).
+   * @returns when it was un-paused and when k6 confirmed it, in epoch ms of the nodes' clock (both
+   *   the confirmation for a runner started through the pod proxy: its request's way is unknown),
+   *   and how long before the instant its start time was set, in ms (undefined when it was not).
+   */
+  private async startAt(
+    runner: Runner,
+    log: BarrierLog,
+    startAt: number,
+    aheadMs: number,
+  ): Promise<{ sentAtMs: number; atMs: number; setBeforeMs?: number }> {
+    const { index } = runner;
+    const nodeNow = () => Date.now() - aheadMs;
+    this.markStarted(index, Math.max(0, startAt - nodeNow()));
+    const setBeforeMs = await this.proxyRequest(index, BARRIER_PORT)('PUT', '/v1/setup', { startAt }).then(
+      () => startAt - nodeNow(),
+      (error: unknown) => {
+        this.o.log.debug(`runner ${index}: its start time could not be set: ${errorMessage(error)}`);
+        return undefined;
+      },
+    );
+    const delivered = setBeforeMs !== undefined;
+    const wait = (untilNodeMs: number, done: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!done() && nodeNow() < untilNodeMs) return;
+          clearTimeout(timer);
+          this.barrierChanged.delete(check);
+          resolve();
+        };
+        const timer = setTimeout(check, Math.max(0, untilNodeMs - nodeNow()));
+        this.barrierChanged.add(check);
+        void runner.exited.then(check);
+        check();
+      });
+    if (delivered)
+      await wait(startAt + START_CONFIRM_MS, () => log.started !== undefined || this.exits.has(index));
+    else await wait(startAt, () => this.exits.has(index));
+    if (log.started) return { ...log.started, ...(delivered ? { setBeforeMs } : {}) };
+    this.o.log.debug(
+      `runner ${index}: ${delivered ? 'no started line' : 'no start time'}; started through the pod proxy`,
+    );
+    const proxied = runnerApi(this.proxyRequest(index));
+    const status = await proxied.status();
+    if (status.status < K6_STATUS.Running) await proxied.start();
+    const atMs = nodeNow();
+    return { sentAtMs: atMs, atMs, ...(delivered ? { setBeforeMs } : {}) };
   }
 
   /**
@@ -683,18 +819,19 @@ export class KubernetesBackend implements Backend {
   }
 
   /**
-   * A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod. A start
-   * or stop (`PATCH`) that fails in passing (5xx, a dropped connection, a timeout) is sent again:
-   * a stop that never arrives would make the run kill the runner and lose its data. Status and
+   * A {@link RunnerRequest} through the API server's pod proxy to the runner's current Pod, to its
+   * k6 REST API or (`port` {@link BARRIER_PORT}) its barrier container's. A start or stop (`PATCH`),
+   * or a start time, that fails in passing (5xx, a dropped connection, a timeout) is sent again: a
+   * stop that never arrives would make the run kill the runner and lose its data. Status and
    * metrics polls are repeated by their callers anyway.
    */
-  private proxyRequest(index: number): RunnerRequest {
+  private proxyRequest(index: number, port = REST_PORT): RunnerRequest {
     return async (method, path, body, timeoutMs) => {
       const state = this.pods!.state(index);
       if (state.kind !== 'running') throw new Error(`runner ${index} has no running Pod (${state.kind})`);
-      const url = `/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/pods/${encodeURIComponent(state.pod)}:${REST_PORT}/proxy${path}`;
+      const url = `/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/pods/${encodeURIComponent(state.pod)}:${port}/proxy${path}`;
       const once = () => this.proxyOnce(url, method, path, body, timeoutMs);
-      return method === 'PATCH' ? retrying(once, PATCH_RETRY) : once();
+      return method === 'PATCH' || port === BARRIER_PORT ? retrying(once, PATCH_RETRY) : once();
     };
   }
 

@@ -16,7 +16,8 @@ export interface Permission {
  * What a run needs, and nothing more (examples/rbac.yaml grants exactly this):
  * ConfigMaps for the archive, Pods for the runners (created, watched and deleted), pods/log to
  * read the summaries, pods/proxy to reach the k6 REST API (GET status and metrics, PATCH to start and stop, POST to
- * run setup() and teardown() once, PUT to hand setup()'s data to every runner: the API server
+ * run setup() and teardown() once, PUT to hand setup()'s data to every runner and the start instant
+ * to every runner's barrier container: the API server
  * authorises proxy requests with the HTTP method's verb, POST as create and PUT as update).
  */
 export const REQUIRED_PERMISSIONS: readonly Permission[] = [
