@@ -72,6 +72,15 @@ export interface VusRecord {
   periodMs: number;
 }
 
+/** What a backend's scheduled start ({@link Backend.startAll}) may use. */
+export interface StartOptions {
+  /**
+   * The earliest the test can end by itself, in s after the start (0: any time): a runner that
+   * watches for its end may look more often from then on.
+   */
+  earliestEndS: number;
+}
+
 /** When the runners of a scheduled start ({@link Backend.startAll}) started. */
 export interface ScheduledStart {
   /**
@@ -116,7 +125,7 @@ export interface Backend {
    * its REST API, `Runner.api.start`).
    * @throws Error naming the runner that could not be started.
    */
-  startAll?(runners: readonly Runner[]): Promise<ScheduledStart | undefined>;
+  startAll?(runners: readonly Runner[], options: StartOptions): Promise<ScheduledStart | undefined>;
   /** Removes everything {@link launch} made: no process, Pod or ConfigMap stays. Idempotent. */
   cleanup(): Promise<void>;
 }

@@ -175,6 +175,38 @@ export function noColorGiven(k6Args: readonly string[], env: NodeJS.ProcessEnv =
   return k6Args.includes('--no-color') || env.NO_COLOR !== undefined || envTrue(env.K6_NO_COLOR);
 }
 
+/** Executors that run for a set time (k6 `lib/executor`): `duration`, or the sum of `stages`. */
+const TIMED_EXECUTORS = new Set([
+  'constant-vus',
+  'ramping-vus',
+  'constant-arrival-rate',
+  'ramping-arrival-rate',
+  'externally-controlled',
+]);
+
+/**
+ * The earliest a test can end by itself, in s: the latest, over its scenarios that run for a set
+ * time, of `startTime` plus `duration` (or the sum of `stages`' durations); 0 when none does
+ * (`shared-iterations` and `per-vu-iterations` may end at any time). A test that is aborted or
+ * stopped ends earlier. Durations as k6 prints them (k6 `lib/executor`).
+ * @param scenarios `options.scenarios` as `k6 inspect` prints them.
+ */
+export function earliestEndS(scenarios: unknown): number {
+  if (scenarios === null || typeof scenarios !== 'object') return 0;
+  let end = 0;
+  for (const scenario of Object.values(scenarios as Record<string, Record<string, unknown>>)) {
+    if (!scenario || !TIMED_EXECUTORS.has(String(scenario.executor))) continue;
+    const duration = (value: unknown) => (typeof value === 'string' ? parseGoDuration(value) : 0);
+    const stages = Array.isArray(scenario.stages) ? (scenario.stages as Array<{ duration?: unknown }>) : [];
+    const length =
+      stages.length > 0
+        ? stages.reduce((sum, s) => sum + duration(s.duration), 0)
+        : duration(scenario.duration);
+    end = Math.max(end, duration(scenario.startTime) + length);
+  }
+  return end;
+}
+
 /**
  * Parses a Go duration as k6 prints it (`10m30s`, `1h2m3.5s`, `250ms`) into seconds.
  * @throws Error for anything else.

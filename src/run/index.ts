@@ -10,7 +10,13 @@ import { resolveK6Binary } from '../k6/binary.ts';
 import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { runHandleSummary } from '../k6/handle-summary.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
-import { type Preflight, parseGoDuration, preflight, splittingWarnings } from '../k6/preflight.ts';
+import {
+  earliestEndS,
+  type Preflight,
+  parseGoDuration,
+  preflight,
+  splittingWarnings,
+} from '../k6/preflight.ts';
 import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
@@ -194,7 +200,9 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     });
     // Interrupted during the barrier or setup(): no runner starts.
     if (signal?.aborted) throw interruptedBeforeStart();
-    const start = await startAll(launched.runners, clock, log, backend);
+    const start = await startAll(launched.runners, clock, log, backend, {
+      earliestEndS: earliestEndS(pre.options.scenarios),
+    });
     let teardown: Awaited<ReturnType<typeof teardownOnce>> = { durationMs: 0 };
     const monitored = await monitor(launched, start.startedAtMs, {
       totalDurationS: pre.totalDurationS,

@@ -1,4 +1,4 @@
-import type { Backend, Runner } from '../backends/backend.ts';
+import type { Backend, Runner, StartOptions } from '../backends/backend.ts';
 import { errorMessage, RunError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Clock } from './clock.ts';
@@ -31,8 +31,9 @@ export async function startAll(
   clock: Clock,
   log: Logger,
   backend?: Pick<Backend, 'startAll'>,
+  options: StartOptions = { earliestEndS: 0 },
 ): Promise<StartInfo> {
-  const scheduled = await backend?.startAll?.(runners).catch((error: unknown) => {
+  const scheduled = await backend?.startAll?.(runners, options).catch((error: unknown) => {
     throw new RunError('start', errorMessage(error));
   });
   if (scheduled) {

@@ -115,7 +115,7 @@ export default function () { sleep(0.05); }
     runner.kill('SIGTERM');
   }, 60_000);
 
-  it('starts its runner itself at the instant set in its mailbox, and prints when', async () => {
+  it('starts its runner itself at the instant set in its mailbox, prints when, and sees the end soon after', async () => {
     const port = await freePort();
     const mailboxPort = await freePort();
     const { log, barrierExit } = runnerAndBarrier(
@@ -128,11 +128,14 @@ export default function () { sleep(0.05); }
     );
     await waitFor(() => log.readyAtMs !== undefined, 'the ready line', { timeoutMs: 30_000 });
     // The orchestrator's request through the pod proxy, here on loopback: k6's PUT /v1/setup.
-    const startAt = Date.now() + 1500;
+    // The test (1 s) can end 1 s after the start: from 100 ms before, the barrier looks every 50 ms.
+    // On a half second, so that the end (its last 50 ms iteration after that) falls just after a
+    // period's poll: without the closer look it would be seen at the next one, 500 ms on.
+    const startAt = Math.ceil((Date.now() + 1500) / 500) * 500;
     const put = await fetch(`http://127.0.0.1:${mailboxPort}/v1/setup`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ startAt }),
+      body: JSON.stringify({ startAt, endsFrom: startAt + 900 }),
     });
     expect(put.status).toBe(200);
     // Still paused well before the instant.
@@ -150,6 +153,9 @@ export default function () { sleep(0.05); }
     await waitFor(() => log.end !== undefined, 'the end line', { timeoutMs: 30_000 });
     expect(log.end!.status).toBe(K6_STATUS.Ended);
     expect(log.end!.atMs - sentAtMs).toBeGreaterThan(900);
+    // Seen within a few polls of the end (1 s and the last 50 ms iteration), not at the next
+    // half-second period (up to 1.55 s).
+    expect(log.end!.atMs - sentAtMs).toBeLessThan(1300);
     expect(await barrierExit).toBe(0);
   }, 60_000);
 

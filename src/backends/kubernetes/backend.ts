@@ -16,7 +16,7 @@ import {
 } from '../../k6/rest.ts';
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
-import type { Backend, Runner, RunnerExit, ScheduledStart } from '../backend.ts';
+import type { Backend, Runner, RunnerExit, ScheduledStart, StartOptions } from '../backend.ts';
 import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
 import { BarrierLog } from './barrier-log.ts';
@@ -24,6 +24,7 @@ import {
   archiveConfigMap,
   BARRIER_PORT,
   CONTAINERS,
+  END_POLL_MS,
   extractSummary,
   LABELS,
   MAILBOX_POLL_MS,
@@ -99,13 +100,26 @@ const PATCH_RETRY = { retries: 3, maxRetryTimeMs: 10_000 };
 
 /**
  * The lead of a scheduled start, in ms: from sending the start time to every runner's barrier
- * container to the instant they start, it covers those requests' way through the API server (the
- * slowest of the confirmations just before, which went out all at once the same way and also
- * opened their connections: measured at 64 runners, 504 ms against 177 ms for the start times on
- * the warm connections after), the barrier's mailbox poll ({@link MAILBOX_POLL_MS}) and a margin,
- * within these bounds.
+ * container to the instant they start, it covers those requests' way through the API server
+ * ({@link START_LEAD_RTT_SHARE} of the slowest of the confirmations just before, which went out all
+ * at once the same way), the barrier's mailbox poll ({@link MAILBOX_POLL_MS}) and a margin, within
+ * these bounds. A start time that comes late starts its runner at the barrier's next poll (the skew
+ * shows it).
  */
 const START_LEAD_MS = { min: 150, margin: 50, max: 5_000 };
+/**
+ * The share of the slowest confirmation's round trip that the start times' way takes: the
+ * confirmations also opened their connections (TLS handshakes), the start times go out on them
+ * warm. Measured at 64 runners on the test cluster: 30 to 35% (504 ms against 177 ms, 406 ms
+ * against 122 ms).
+ */
+const START_LEAD_RTT_SHARE = 0.5;
+/**
+ * How long before the test can first end ({@link StartOptions.earliestEndS}) the barriers begin
+ * to look for its end every {@link END_POLL_MS}, in ms.
+ */
+const END_EARLY_MS = 100;
+
 /**
  * How long after the scheduled instant a runner's started line may take before the runner is
  * started through the pod proxy instead, in ms.
@@ -415,9 +429,13 @@ export class KubernetesBackend implements Backend {
    * too often, is `failed`: the runner is polled through the pod proxy from then on.
    */
   private followBarrier(index: number, pod: string, onEnd: (status: number) => void): BarrierFollow {
+    let ready = false;
     const follow: BarrierFollow = {
       log: new BarrierLog(() => {
-        if (follow.log.readyAtMs !== undefined && !follow.log.end) this.o.log.debug(`runner ${index}: ready`);
+        if (!ready && follow.log.readyAtMs !== undefined && !follow.log.end) {
+          ready = true;
+          this.o.log.debug(`runner ${index}: ready`);
+        }
         if (follow.log.end) {
           const { atMs, status } = follow.log.end;
           this.o.log.debug(
@@ -713,7 +731,7 @@ export class KubernetesBackend implements Backend {
    *   not be confirmed, so every runner is un-paused through the pod proxy instead.
    * @throws Error naming a runner that could not be started at all.
    */
-  async startAll(runners: readonly Runner[]): Promise<ScheduledStart | undefined> {
+  async startAll(runners: readonly Runner[], options: StartOptions): Promise<ScheduledStart | undefined> {
     const logs: BarrierLog[] = [];
     for (const runner of runners) {
       const follow = this.barrierFollows.get(runner.index);
@@ -724,14 +742,21 @@ export class KubernetesBackend implements Backend {
     const rttMs = Math.max(0, ...this.confirmRttMs.values());
     const leadMs = Math.min(
       START_LEAD_MS.max,
-      Math.max(START_LEAD_MS.min, rttMs + MAILBOX_POLL_MS + START_LEAD_MS.margin),
+      Math.max(START_LEAD_MS.min, START_LEAD_RTT_SHARE * rttMs + MAILBOX_POLL_MS + START_LEAD_MS.margin),
     );
     const sentAtMs = Date.now();
     const startAt = Math.round(sentAtMs - aheadMs + leadMs);
+    // From shortly before the test can first end, the barriers look for its end more often.
+    const mailbox = {
+      startAt,
+      ...(options.earliestEndS > 0
+        ? { endsFrom: Math.round(startAt + options.earliestEndS * 1000 - END_EARLY_MS) }
+        : {}),
+    };
     this.o.log.debug(
       `starting ${runners.length} runners at ${new Date(startAt).toISOString()} of their clocks (in ${leadMs.toFixed(0)} ms; this clock is at most ${aheadMs} ms ahead; slowest confirmation ${rttMs} ms)`,
     );
-    const starts = await Promise.all(runners.map((r, i) => this.startAt(r, logs[i]!, startAt, aheadMs)));
+    const starts = await Promise.all(runners.map((r, i) => this.startAt(r, logs[i]!, mailbox, aheadMs)));
     const range = (values: number[]) =>
       values.length > 0 ? `${Math.min(...values)} to ${Math.max(...values)} ms` : 'none';
     const set = starts.flatMap((s) => (s.setBeforeMs === undefined ? [] : [s.setBeforeMs]));
@@ -757,13 +782,14 @@ export class KubernetesBackend implements Backend {
   private async startAt(
     runner: Runner,
     log: BarrierLog,
-    startAt: number,
+    mailbox: { startAt: number; endsFrom?: number },
     aheadMs: number,
   ): Promise<{ sentAtMs: number; atMs: number; setBeforeMs?: number }> {
+    const { startAt } = mailbox;
     const { index } = runner;
     const nodeNow = () => Date.now() - aheadMs;
     this.markStarted(index, Math.max(0, startAt - nodeNow()));
-    const setBeforeMs = await this.proxyRequest(index, BARRIER_PORT)('PUT', '/v1/setup', { startAt }).then(
+    const setBeforeMs = await this.proxyRequest(index, BARRIER_PORT)('PUT', '/v1/setup', mailbox).then(
       () => startAt - nodeNow(),
       (error: unknown) => {
         this.o.log.debug(`runner ${index}: its start time could not be set: ${errorMessage(error)}`);

@@ -89,6 +89,12 @@ export const BARRIER_LINE = {
 /** How many `k6d-clock` lines a barrier container prints at most (one a period while it waits). */
 export const CLOCK_LINES = 10;
 
+/**
+ * How often a barrier container looks for its runner's end once the test can end (the `endsFrom`
+ * instant in its mailbox, {@link barrierScript}), in ms.
+ */
+export const END_POLL_MS = 50;
+
 /** How often a ready barrier container reads its mailbox for the start time, in ms. */
 export const MAILBOX_POLL_MS = 100;
 
@@ -129,7 +135,9 @@ export function barrierRunArgs(address = `0.0.0.0:${BARRIER_PORT}`): string[] {
  * clock and un-pauses the runner itself (`PATCH /v1/status` `paused: false` on loopback), so that
  * every runner starts at the same instant however long the orchestrator's requests take to go
  * through the API server. A runner started otherwise (the orchestrator's fallback through the pod
- * proxy) is seen at the next status poll. It prints {@link BARRIER_LINE} lines: ready, this
+ * proxy) is seen at the next status poll. From the `endsFrom` instant in the mailbox (shortly
+ * before the test can first end) it polls every {@link END_POLL_MS}, so its end is seen soon. It
+ * prints {@link BARRIER_LINE} lines: ready, this
  * node's clock while it waits, started, the VU count while the test runs, and the end, when it
  * exits 0. When the runner's REST API
  * answered once and then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The
@@ -147,11 +155,12 @@ export const options = {
 };
 const STATUS = 'http://127.0.0.1:${port}/v1/status';
 const MAILBOX = 'http://127.0.0.1:${mailboxPort}/v1/setup';
-// The start time (epoch ms) the orchestrator put in this k6's setup data, or undefined.
-function startAt() {
+// What the orchestrator put in this k6's setup data: the start instant (epoch ms), and when the
+// test can first end (then its end is looked for every ${END_POLL_MS} ms); undefined before.
+function mailbox() {
   const r = http.get(MAILBOX, { timeout: '2s' });
-  const at = r.status === 200 ? r.json('data.attributes.data.startAt') : undefined;
-  return typeof at === 'number' ? at : undefined;
+  const m = r.status === 200 ? r.json('data.attributes.data') : undefined;
+  return m && typeof m.startAt === 'number' ? m : undefined;
 }
 // The start of the next period of the wall clock, a few ms in (so that a sample lands in it).
 function nextPeriod(now) {
@@ -162,15 +171,17 @@ export default function () {
   let goneSince = 0;
   let ready = false;
   let started = false;
+  let endsFrom = Infinity;
   let clocks = 0;
   let statusDue = 0;
   let period = -1;
   let vus = -1;
   for (;;) {
     if (ready && !started) {
-      const at = startAt();
-      if (at !== undefined) {
-        const wait = at - Date.now();
+      const m = mailbox();
+      if (m !== undefined) {
+        if (typeof m.endsFrom === 'number') endsFrom = m.endsFrom;
+        const wait = m.startAt - Date.now();
         if (wait > 0) sleep(wait / 1000);
         const sent = Date.now();
         const body = JSON.stringify({ data: { type: 'status', id: 'default', attributes: { paused: false } } });
@@ -221,9 +232,13 @@ export default function () {
       if (now - goneSince > 2000) exec.test.abort('the runner REST API went away');
     }
     statusDue = nextPeriod(Date.now());
-    // Ready and not started: read the mailbox meanwhile; started: poll at the start of each period.
+    // Ready and not started: read the mailbox meanwhile; started: poll at the start of each period,
+    // and more often once the test can end.
     if (!ready) sleep(0.1);
-    else if (started) sleep(Math.max(0, statusDue - Date.now()) / 1000);
+    else if (started) {
+      const due = Date.now() >= endsFrom ? Math.min(statusDue, Date.now() + ${END_POLL_MS}) : statusDue;
+      sleep(Math.max(0, due - Date.now()) / 1000);
+    }
   }
 }
 `;

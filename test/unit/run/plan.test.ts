@@ -6,6 +6,7 @@ import { PINNED_K6_VERSION } from '../../../src/k6/binary.ts';
 import { k6ExitCodeOfRunners } from '../../../src/k6/exit-codes.ts';
 import {
   declaredContains,
+  earliestEndS,
   type Preflight,
   parseGoDuration,
   splitK6Args,
@@ -156,6 +157,22 @@ describe('preflight helpers', () => {
     expect(parseGoDuration('250ms')).toBeCloseTo(0.25);
     expect(parseGoDuration('0s')).toBe(0);
     expect(() => parseGoDuration('ten')).toThrowError(/not a duration/);
+  });
+
+  it('tells the earliest a test can end by itself from its timed scenarios', () => {
+    // `k6 inspect --execution-requirements` of k6 v2.2.0 for three scenarios (totalDuration 10m30s).
+    const scenarios = JSON.parse(
+      '{"a":{"executor":"ramping-vus","startTime":null,"gracefulStop":null,"stages":[{"duration":"10s","target":5},{"duration":"1m0s","target":0}],"gracefulRampDown":null},' +
+        '"b":{"executor":"constant-arrival-rate","startTime":"45s","rate":5,"timeUnit":null,"duration":"30s","preAllocatedVUs":2,"maxVUs":null},' +
+        '"c":{"executor":"shared-iterations","startTime":null,"vus":2,"iterations":10,"maxDuration":"10m0s"}}',
+    );
+    // b: 45 s + 30 s, later than a's 70 s of stages; c may end at any time.
+    expect(earliestEndS(scenarios)).toBe(75);
+    expect(earliestEndS({ c: scenarios.c })).toBe(0);
+    expect(earliestEndS({ d: { executor: 'constant-vus', vus: 1, duration: '1m0s', startTime: null } })).toBe(
+      60,
+    );
+    expect(earliestEndS(undefined)).toBe(0);
   });
 });
 
