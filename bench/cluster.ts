@@ -132,32 +132,61 @@ function median(values: number[]): number {
  * this process, its request handling (about 20 req/s per runner once they start) shared the event
  * loop that timestamps the start confirmations, and inflated the skew measured at 64 runners.
  */
-async function startTargetProcess(host: string): Promise<{ url: string; stop(): void }> {
+async function startTargetProcess(
+  host: string,
+): Promise<{ url: string; stop(): void; firstArrivals(): Promise<Record<string, number>> }> {
+  // A line on its stdin asks for the first arrival (epoch ms) of each runner (its x-runner header)
+  // since the last ask, as one JSON line on its stdout.
   const code = `const { startNodeTarget } = await import(${JSON.stringify(path.join(ROOT, 'src/demo/target.ts'))});
 const t = await startNodeTarget(process.env.TARGET_HOST);
-console.log(t.url);`;
+console.log(t.url);
+process.stdin.setEncoding('utf8').on('data', () => {
+  const first = {};
+  for (const a of t.arrivals) if (a.runner !== undefined && !(a.runner in first)) first[a.runner] = a.at;
+  t.arrivals.length = 0;
+  console.log(JSON.stringify(first));
+});`;
   const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', code], {
     env: { ...process.env, TARGET_HOST: host },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const lines: string[] = [];
+  let waiting: (() => void) | undefined;
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
-      if (out.includes('\n')) resolve(out.trim());
+      const parts = out.split('\n');
+      out = parts.pop()!;
+      lines.push(...parts);
+      if (lines.length > 0 && !lines[0]!.startsWith('{')) resolve(lines.shift()!.trim());
+      waiting?.();
     });
     child.on('exit', (code) => reject(new Error(`the target exited (${code})`)));
   });
-  return { url, stop: () => child.kill() };
+  const firstArrivals = async () => {
+    child.stdin!.write('first\n');
+    while (lines.length === 0) await new Promise<void>((r) => (waiting = r));
+    return JSON.parse(lines.shift()!) as Record<string, number>;
+  };
+  return { url, stop: () => child.kill(), firstArrivals };
 }
 
 function scriptFor(runners: number, initS: number): string {
   return `import http from 'k6/http';
+import exec from 'k6/execution';
 import { sleep } from 'k6';
 // VU init (not the options pass, VU 0) takes ${initS} s.
 if (__VU > 0 && ${initS} > 0) sleep(${initS});
 export const options = { scenarios: { s: { executor: 'constant-vus', vus: ${2 * runners}, duration: '5s' } } };
-export default function () { http.get(__ENV.TARGET + '/api/items'); sleep(0.05); }
+// Each request names its runner, so that the target tells when each runner's first one came, and
+// each runner's first VU logs when its first iteration began (the nodes share this machine's clock).
+const params = { headers: { 'x-runner': __ENV.K6D_RUNNER_INDEX } };
+export default function () {
+  if (exec.vu.idInInstance === 1 && exec.vu.iterationInInstance === 0) console.log('k6d-first-iteration ' + Date.now());
+  http.get(__ENV.TARGET + '/api/items', params);
+  sleep(0.05);
+}
 `;
 }
 
@@ -174,6 +203,16 @@ interface Round {
   overheadS: number;
   stagesS: Record<(typeof STAGES)[number], number>;
   skewMs: number;
+  /**
+   * The spread of the runners' first requests at the target, in ms, by the target's one clock: how
+   * far apart the runners really started (NaN when some runner's first request is missing).
+   */
+  firstRequestsMs: number;
+  /**
+   * The spread of the runners' first iterations, in ms, as each runner's first VU logged it when it
+   * began (NaN when some runner's line is missing): how far apart the runners' tests began.
+   */
+  firstIterationsMs: number;
   requests: number;
   /** The requests of this process alone (the orchestrator), over the run. */
   ownRequests: number;
@@ -185,6 +224,8 @@ class TimedBackend extends KubernetesBackend {
   static last: TimedBackend | undefined;
   collectS = 0;
   cleanupS = 0;
+  /** Per runner: when its first VU began its first iteration (epoch ms), from the line it logs. */
+  readonly firstIterations = new Map<number, number>();
   private collectFrom = 0;
   private collectTo = 0;
   constructor(options: ConstructorParameters<typeof KubernetesBackend>[0]) {
@@ -214,7 +255,10 @@ class TimedBackend extends KubernetesBackend {
         const from = performance.now();
         this.collectFrom = this.collectFrom ? Math.min(this.collectFrom, from) : from;
         try {
-          return await r.collect();
+          const collected = await r.collect();
+          const first = /k6d-first-iteration (\d+)/.exec(collected.logTail);
+          if (first) this.firstIterations.set(r.index, Number(first[1]));
+          return collected;
         } finally {
           this.collectTo = Math.max(this.collectTo, performance.now());
           this.collectS = (this.collectTo - this.collectFrom) / 1000;
@@ -275,6 +319,7 @@ async function runPhase(phase: Phase, dir: string) {
             if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (debug) ${m}`);
           },
         };
+        await target.firstArrivals();
         const before = await requestCounts(kc);
         ownRequests.host = new URL(kc.getCurrentCluster()!.server).host;
         const ownBefore = ownRequests.count;
@@ -315,6 +360,12 @@ async function runPhase(phase: Phase, dir: string) {
         );
         const wallS = (performance.now() - t0) / 1000;
         const own = ownRequests.count - ownBefore;
+        const first = Object.values(await target.firstArrivals());
+        const firstRequestsMs =
+          first.length === runners ? Math.max(...first) - Math.min(...first) : Number.NaN;
+        const iterations = [...TimedBackend.last!.firstIterations.values()];
+        const firstIterationsMs =
+          iterations.length === runners ? Math.max(...iterations) - Math.min(...iterations) : Number.NaN;
         if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s runTest returned`);
         const backend = TimedBackend.last!;
         const after = await requestCounts(kc);
@@ -346,12 +397,14 @@ async function runPhase(phase: Phase, dir: string) {
             cleanup: backend.cleanupS,
           },
           skewMs: result.startSkewMs,
+          firstRequestsMs,
+          firstIterationsMs,
           requests: after.total - before.total - (idle.total - after.total),
           ownRequests: own,
           byResource: net,
         });
         console.error(
-          `${phase.runtime} runners=${runners} init=${initS}s round=${round + 1}: ${result.verdict}, wall ${wallS.toFixed(1)} s, pod start ${podStartS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms${result.failures.length ? `\n  failures: ${result.failures.join('; ')}` : ''}`,
+          `${phase.runtime} runners=${runners} init=${initS}s round=${round + 1}: ${result.verdict}, wall ${wallS.toFixed(1)} s, pod start ${podStartS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms, first iterations ${firstIterationsMs.toFixed(1)} ms, first requests ${firstRequestsMs.toFixed(1)} ms${result.failures.length ? `\n  failures: ${result.failures.join('; ')}` : ''}`,
         );
       }
       rows.push({
@@ -360,6 +413,8 @@ async function runPhase(phase: Phase, dir: string) {
         initS,
         rounds,
         skewMs: median(rounds.map((r) => r.skewMs)),
+        firstRequestsMs: median(rounds.map((r) => r.firstRequestsMs)),
+        firstIterationsMs: median(rounds.map((r) => r.firstIterationsMs)),
         podStartS: median(rounds.map((r) => r.podStartS)),
         overheadS: median(rounds.map((r) => r.overheadS)),
         wallS: median(rounds.map((r) => r.wallS)),
@@ -410,11 +465,11 @@ async function main() {
     '5 s constant-vus test, 2 VUs per runner, one runner per dedicated node, cleanup always. Nodes: `kubelet` =',
     'real kubelets with containerd (16 nodes), `agent` = the stand-in node agent (64 nodes).',
     '',
-    '| Nodes | Runners | VU init | Start skew | Pod start + VU init | Test | Orchestration overhead | Wall | API requests per runner | of which this process |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| Nodes | Runners | VU init | Start skew | First iterations spread | First requests spread | Pod start + VU init | Test | Orchestration overhead | Wall | API requests per runner | of which this process |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${r.skewMs.toFixed(2)} ms | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} | ${r.ownRequestsPerRunner === undefined ? '—' : r.ownRequestsPerRunner.toFixed(1)} |`,
+        `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${r.skewMs.toFixed(2)} ms | ${r.firstIterationsMs === undefined ? '—' : `${r.firstIterationsMs.toFixed(1)} ms`} | ${r.firstRequestsMs === undefined ? '—' : `${r.firstRequestsMs.toFixed(1)} ms`} | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} | ${r.ownRequestsPerRunner === undefined ? '—' : r.ownRequestsPerRunner.toFixed(1)} |`,
     ),
     '',
     'Where the orchestration overhead goes (medians, s): the local preflight (k6 archive + inspect); from',
@@ -441,6 +496,14 @@ async function main() {
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}`,
     ),
+    '',
+    "Start skew is what the run reports: the spread of the runners' start confirmations (on Kubernetes each",
+    "barrier container un-pauses its runner at one scheduled instant and notes, by its node's clock, when k6",
+    "answered). First iterations spread is the spread of the instants each runner's first VU began its first",
+    "iteration, as it logged them (every node shares this machine's clock): how far apart the tests began.",
+    "First requests spread is the spread of each runner's first request at the target, by the target's one",
+    'clock (the target shares the same cores, so at 64 runners it also measures how long the target waited',
+    'for CPU while every runner began at once).',
     '',
     'Overhead is the wall time of the whole run less the test itself and less the time from creating the',
     'runner Pods to every runner at status 4: preflight (k6 archive + inspect), the permission check, collecting',
