@@ -19,7 +19,7 @@ import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit, ScheduledStart, StartOptions } from '../backend.ts';
 import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
-import { BarrierLog } from './barrier-log.ts';
+import { BarrierLog, nodeClocksApart } from './barrier-log.ts';
 import {
   archiveConfigMap,
   BARRIER_PORT,
@@ -119,6 +119,14 @@ const START_LEAD_RTT_SHARE = 0.5;
  * to look for its end every {@link END_POLL_MS}, in ms.
  */
 const END_EARLY_MS = 100;
+
+/**
+ * How far apart the node clocks of a run's runners may look ({@link nodeClocksApart}) before a
+ * warning says so, in ms: well above the delays of the barrier lines (a runner ready last may have
+ * one line only; the least delay of the 64 runners' ready lines was 385 ms once on the saturated
+ * test cluster), far beyond what NTP lets through.
+ */
+const NODE_CLOCKS_WARN_MS = 2_000;
 
 /**
  * How long after the scheduled instant a runner's started line may take before the runner is
@@ -739,6 +747,13 @@ export class KubernetesBackend implements Backend {
       logs.push(follow.log);
     }
     const aheadMs = Math.min(...logs.map((l) => l.aheadMs!));
+    const clocks = nodeClocksApart(logs.map((l) => l.aheadMs!));
+    if (clocks.gapMs > NODE_CLOCKS_WARN_MS) {
+      const node = (i: number) => this.pods!.pods.get(runners[i]!.index)?.spec?.nodeName ?? '(unknown)';
+      this.o.log.warning(
+        `the runners' node clocks look at least ${Math.round(clocks.gapMs)} ms apart (node ${node(clocks.behind)} of runner ${runners[clocks.behind]!.index} behind node ${node(clocks.ahead)} of runner ${runners[clocks.ahead]!.index}, by their barrier logs): every runner starts at one instant of its own node's clock, so they may start that far apart, and the start skew is measured by those clocks; keep the nodes' clocks synchronised (NTP)`,
+      );
+    }
     const rttMs = Math.max(0, ...this.confirmRttMs.values());
     const leadMs = Math.min(
       START_LEAD_MS.max,

@@ -2,6 +2,28 @@ import type { VusRecord } from '../backend.ts';
 import { BARRIER_LINE, VUS_PERIOD_MS } from './manifests.ts';
 
 /**
+ * How far apart the runners' node clocks are at least, from their barrier logs'
+ * {@link BarrierLog.aheadMs} bounds: each bound is its node's offset from this machine's clock plus
+ * the least delay of its lines, so a gap between two bounds larger than the delays is the clocks'.
+ * @param aheadMs per runner, {@link BarrierLog.aheadMs} (ms).
+ * @returns the largest gap (ms) and the runners at its ends: `behind`, whose node clock is the
+ *   furthest behind (its bound the largest), and `ahead`.
+ */
+export function nodeClocksApart(aheadMs: readonly number[]): {
+  gapMs: number;
+  behind: number;
+  ahead: number;
+} {
+  let behind = 0;
+  let ahead = 0;
+  for (let i = 1; i < aheadMs.length; i++) {
+    if (aheadMs[i]! > aheadMs[behind]!) behind = i;
+    if (aheadMs[i]! < aheadMs[ahead]!) ahead = i;
+  }
+  return { gapMs: (aheadMs[behind] ?? 0) - (aheadMs[ahead] ?? 0), behind, ahead };
+}
+
+/**
  * What a runner's barrier container has printed so far ({@link BARRIER_LINE}, manifests.ts), read
  * from its followed log. Other lines (k6's own warnings) are ignored; a line split between two
  * chunks is joined. A follow reads the log from its start, so a new follow starts with

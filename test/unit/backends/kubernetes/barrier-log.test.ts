@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BarrierLog } from '../../../../src/backends/kubernetes/barrier-log.ts';
+import { BarrierLog, nodeClocksApart } from '../../../../src/backends/kubernetes/barrier-log.ts';
 
 describe("a runner's barrier log, as its follow delivers it", () => {
   it('joins lines split across chunks, ignores k6 warnings and tells ready, started and end once each', () => {
@@ -59,6 +59,12 @@ describe("a runner's barrier log, as its follow delivers it", () => {
     log.feed(`k6d-vus ${Date.now() + 60_000} 3\n`);
     expect(log.aheadMs).toBeLessThanOrEqual(-4000);
     expect(log.aheadMs).toBeGreaterThan(-5001);
+  });
+
+  it('tells how far apart the node clocks are at least, and which runners are at the ends', () => {
+    // Bounds of 3 runners: runner 2's node is 900 ms behind runner 1's (less their lines' delays).
+    expect(nodeClocksApart([40, 12, 912])).toEqual({ gapMs: 900, behind: 2, ahead: 1 });
+    expect(nodeClocksApart([5])).toEqual({ gapMs: 0, behind: 0, ahead: 0 });
   });
 
   it('has no record for a test that ended before any sample', () => {
