@@ -263,8 +263,8 @@ export class KubernetesBackend implements Backend {
   private readonly barrierChanged = new Set<() => void>();
   /** Runners asked to start (scheduled or through the pod proxy). */
   private readonly started = new Set<number>();
-  /** Per runner: the round trip of its confirmation through the pod proxy just before the start, in ms. */
-  private readonly confirmRttMs = new Map<number, number>();
+  /** The slowest round trip of the runners' confirmations through the pod proxy just before the start, in ms. */
+  private slowestConfirmMs = 0;
   private cleanedUp = false;
   /**
    * Keeps the pod-proxy connections to the API server open between the barrier's confirmation and
@@ -705,7 +705,7 @@ export class KubernetesBackend implements Backend {
         const status = await proxied.status(timeoutMs);
         if (status.status === K6_STATUS.PausedBeforeRun && gate === 'ready') {
           confirmed = status;
-          this.confirmRttMs.set(index, Date.now() - sentAt);
+          this.slowestConfirmMs = Math.max(this.slowestConfirmMs, Date.now() - sentAt);
         }
         return status;
       },
@@ -746,15 +746,15 @@ export class KubernetesBackend implements Backend {
       if (!follow || follow.failed || follow.log.aheadMs === undefined) return undefined;
       logs.push(follow.log);
     }
-    const aheadMs = Math.min(...logs.map((l) => l.aheadMs!));
     const clocks = nodeClocksApart(logs.map((l) => l.aheadMs!));
+    const aheadMs = logs[clocks.ahead]!.aheadMs!;
     if (clocks.gapMs > NODE_CLOCKS_WARN_MS) {
       const node = (i: number) => this.pods!.pods.get(runners[i]!.index)?.spec?.nodeName ?? '(unknown)';
       this.o.log.warning(
         `the runners' node clocks look at least ${Math.round(clocks.gapMs)} ms apart (node ${node(clocks.behind)} of runner ${runners[clocks.behind]!.index} behind node ${node(clocks.ahead)} of runner ${runners[clocks.ahead]!.index}, by their barrier logs): every runner starts at one instant of its own node's clock, so they may start that far apart, and the start skew is measured by those clocks; keep the nodes' clocks synchronised (NTP)`,
       );
     }
-    const rttMs = Math.max(0, ...this.confirmRttMs.values());
+    const rttMs = this.slowestConfirmMs;
     const leadMs = Math.min(
       START_LEAD_MS.max,
       Math.max(START_LEAD_MS.min, START_LEAD_RTT_SHARE * rttMs + MAILBOX_POLL_MS + START_LEAD_MS.margin),
