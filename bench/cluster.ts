@@ -11,6 +11,11 @@
  * Writes bench/results/cluster.json and bench/results/cluster.md.
  *
  *   npm run bench:cluster            (ROUNDS=2 by default; ROUNDS=3 for steadier medians)
+ *
+ * COMPARE=<another checkout> (with RUNNERS=<runner counts>) measures a change against the code before it
+ * on the same cluster: the rounds alternate between this checkout's orchestrator and that one's
+ * (its `src/`, with this checkout's node_modules linked in), so that both see the same drift of a
+ * noisy machine, and the medians of both are printed; the results files are left as they are.
  */
 
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -34,6 +39,8 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
  * run with its time; the results files are then left as they are.
  */
 const TRACE_RUNNERS = process.env.TRACE?.split(',').map(Number);
+/** RUNNERS=32 (runner counts, comma-separated) runs only those cases; the results files are then left as they are. */
+const ONLY_RUNNERS = (process.env.RUNNERS ?? process.env.TRACE)?.split(',').map(Number);
 /**
  * kube-controller-manager's --kube-api-qps on the test cluster (KCM_API_QPS, default 100; the
  * component's own default is 20). It mattered while runners were Jobs: at 20 a second the job
@@ -195,6 +202,8 @@ const STAGES = ['preflight', 'create', 'collect', 'cleanup'] as const;
 
 /** One measured run. Units: s, ms for the skew. */
 interface Round {
+  /** Whose orchestrator ran it: `this` checkout, or COMPARE's folder name. */
+  variant: string;
   verdict: string;
   failures: string[];
   wallS: number;
@@ -220,59 +229,88 @@ interface Round {
 }
 
 /** The Kubernetes backend, timing its collection of summaries and its cleanup (wall s). */
-class TimedBackend extends KubernetesBackend {
-  static last: TimedBackend | undefined;
-  collectS = 0;
-  cleanupS = 0;
-  /** Per runner: when its first VU began its first iteration (epoch ms), from the line it logs. */
-  readonly firstIterations = new Map<number, number>();
-  private collectFrom = 0;
-  private collectTo = 0;
-  constructor(options: ConstructorParameters<typeof KubernetesBackend>[0]) {
-    super(options);
-    TimedBackend.last = this;
-  }
-  override async launch(...args: Parameters<KubernetesBackend['launch']>) {
-    const runners = await super.launch(...args);
-    const trace = (m: string) => {
-      if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) ${m}`);
-    };
-    let exitedCount = 0;
-    for (const r of runners)
-      void r.exited.then(() => {
-        trace(`runner ${r.index} exited`);
-        if (++exitedCount === runners.length) trace(`all ${runners.length} runners exited`);
-      });
-    let terminating = 0;
-    return runners.map((r) => ({
-      ...r,
-      terminate: async () => {
-        if (terminating++ === 0) trace('first terminate (end of linger)');
-        await r.terminate();
-        if (terminating === runners.length) trace('a last terminate returned');
-      },
-      collect: async () => {
-        const from = performance.now();
-        this.collectFrom = this.collectFrom ? Math.min(this.collectFrom, from) : from;
-        try {
-          const collected = await r.collect();
-          const first = /k6d-first-iteration (\d+)/.exec(collected.logTail);
-          if (first) this.firstIterations.set(r.index, Number(first[1]));
-          return collected;
-        } finally {
-          this.collectTo = Math.max(this.collectTo, performance.now());
-          this.collectS = (this.collectTo - this.collectFrom) / 1000;
-        }
-      },
-    }));
-  }
-  override async cleanup() {
-    const from = performance.now();
-    if (TRACE_RUNNERS) console.error(`  ${(from / 1000).toFixed(3)} s (backend) cleanup starts`);
-    await super.cleanup();
-    if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) cleanup done`);
-    this.cleanupS += (performance.now() - from) / 1000;
-  }
+function timed(Base: typeof KubernetesBackend) {
+  return class TimedBackend extends Base {
+    collectS = 0;
+    cleanupS = 0;
+    /** Per runner: when its first VU began its first iteration (epoch ms), from the line it logs. */
+    readonly firstIterations = new Map<number, number>();
+    private collectFrom = 0;
+    private collectTo = 0;
+    constructor(options: ConstructorParameters<typeof KubernetesBackend>[0]) {
+      super(options);
+      lastBackend = this;
+    }
+    override async launch(...args: Parameters<KubernetesBackend['launch']>) {
+      const runners = await super.launch(...args);
+      const trace = (m: string) => {
+        if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) ${m}`);
+      };
+      let exitedCount = 0;
+      for (const r of runners)
+        void r.exited.then(() => {
+          trace(`runner ${r.index} exited`);
+          if (++exitedCount === runners.length) trace(`all ${runners.length} runners exited`);
+        });
+      let terminating = 0;
+      return runners.map((r) => ({
+        ...r,
+        terminate: async () => {
+          if (terminating++ === 0) trace('first terminate (end of linger)');
+          await r.terminate();
+          if (terminating === runners.length) trace('a last terminate returned');
+        },
+        collect: async () => {
+          const from = performance.now();
+          this.collectFrom = this.collectFrom ? Math.min(this.collectFrom, from) : from;
+          try {
+            const collected = await r.collect();
+            const first = /k6d-first-iteration (\d+)/.exec(collected.logTail);
+            if (first) this.firstIterations.set(r.index, Number(first[1]));
+            return collected;
+          } finally {
+            this.collectTo = Math.max(this.collectTo, performance.now());
+            this.collectS = (this.collectTo - this.collectFrom) / 1000;
+          }
+        },
+      }));
+    }
+    override async cleanup() {
+      const from = performance.now();
+      if (TRACE_RUNNERS) console.error(`  ${(from / 1000).toFixed(3)} s (backend) cleanup starts`);
+      await super.cleanup();
+      if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) cleanup done`);
+      this.cleanupS += (performance.now() - from) / 1000;
+    }
+  };
+}
+
+type Timed = InstanceType<ReturnType<typeof timed>>;
+/** The backend of the run under way. */
+let lastBackend: Timed | undefined;
+
+/** One orchestrator under measure: this checkout's, or COMPARE's. */
+interface Variant {
+  label: string;
+  runTest: typeof runTest;
+  parseRunConfig: typeof parseRunConfig;
+  Backend: ReturnType<typeof timed>;
+}
+
+const variants: Variant[] = [{ label: 'this', runTest, parseRunConfig, Backend: timed(KubernetesBackend) }];
+if (process.env.COMPARE) {
+  const other = path.resolve(process.env.COMPARE);
+  // Another checkout's modules, typed as this one's (the same API, other code).
+  const load = async <T>(file: string) => (await import(path.join(other, file))) as T;
+  variants.push({
+    label: path.basename(other),
+    runTest: (await load<{ runTest: typeof runTest }>('src/run/index.ts')).runTest,
+    parseRunConfig: (await load<{ parseRunConfig: typeof parseRunConfig }>('src/config.ts')).parseRunConfig,
+    Backend: timed(
+      (await load<{ KubernetesBackend: typeof KubernetesBackend }>('src/backends/kubernetes/backend.ts'))
+        .KubernetesBackend,
+    ),
+  });
 }
 
 async function runPhase(phase: Phase, dir: string) {
@@ -297,7 +335,7 @@ async function runPhase(phase: Phase, dir: string) {
   const target = await startTargetProcess(gateway);
   try {
     for (const { runners, initS, rounds: count } of phase.cases) {
-      if (TRACE_RUNNERS && !TRACE_RUNNERS.includes(runners)) continue;
+      if (ONLY_RUNNERS && !ONLY_RUNNERS.includes(runners)) continue;
       const script = path.join(dir, `script-${runners}-${initS}.js`);
       await writeFile(script, scriptFor(runners, initS));
       const rounds: Round[] = [];
@@ -324,8 +362,9 @@ async function runPhase(phase: Phase, dir: string) {
         ownRequests.host = new URL(kc.getCurrentCluster()!.server).host;
         const ownBefore = ownRequests.count;
         t0 = performance.now();
-        const result = await runTest(
-          parseRunConfig({
+        const variant = variants[round % variants.length]!;
+        const result = await variant.runTest(
+          variant.parseRunConfig({
             script,
             runners,
             k6Args: ['-e', `TARGET=${target.url}`],
@@ -334,7 +373,7 @@ async function runPhase(phase: Phase, dir: string) {
           {
             log,
             createBackend: () =>
-              new TimedBackend({
+              new variant.Backend({
                 kc,
                 namespace: 'default',
                 runId: `b${Date.now().toString(36)}`,
@@ -363,11 +402,11 @@ async function runPhase(phase: Phase, dir: string) {
         const first = Object.values(await target.firstArrivals());
         const firstRequestsMs =
           first.length === runners ? Math.max(...first) - Math.min(...first) : Number.NaN;
-        const iterations = [...TimedBackend.last!.firstIterations.values()];
+        const iterations = [...lastBackend!.firstIterations.values()];
         const firstIterationsMs =
           iterations.length === runners ? Math.max(...iterations) - Math.min(...iterations) : Number.NaN;
         if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s runTest returned`);
-        const backend = TimedBackend.last!;
+        const backend = lastBackend!;
         const after = await requestCounts(kc);
         // The same time idle: what the controllers and node heartbeats cost without a run.
         await new Promise((r) => setTimeout(r, wallS * 1000));
@@ -381,6 +420,7 @@ async function runPhase(phase: Phase, dir: string) {
         );
         const podStartS = (readyAt - createdAt) / 1000;
         rounds.push({
+          variant: variant.label,
           verdict: result.verdict,
           failures: result.failures,
           wallS,
@@ -404,8 +444,16 @@ async function runPhase(phase: Phase, dir: string) {
           byResource: net,
         });
         console.error(
-          `${phase.runtime} runners=${runners} init=${initS}s round=${round + 1}: ${result.verdict}, wall ${wallS.toFixed(1)} s, pod start ${podStartS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms, first iterations ${firstIterationsMs.toFixed(1)} ms, first requests ${firstRequestsMs.toFixed(1)} ms${result.failures.length ? `\n  failures: ${result.failures.join('; ')}` : ''}`,
+          `${phase.runtime} runners=${runners} init=${initS}s round=${round + 1}${variants.length > 1 ? ` (${variant.label})` : ''}: ${result.verdict}, wall ${wallS.toFixed(1)} s, pod start ${podStartS.toFixed(1)} s, skew ${result.startSkewMs.toFixed(2)} ms, first iterations ${firstIterationsMs.toFixed(1)} ms, first requests ${firstRequestsMs.toFixed(1)} ms${result.failures.length ? `\n  failures: ${result.failures.join('; ')}` : ''}`,
         );
+      }
+      if (variants.length > 1) {
+        for (const v of variants) {
+          const mine = rounds.filter((r) => r.variant === v.label);
+          console.error(
+            `  ${v.label}: medians of ${mine.length} rounds: overhead ${median(mine.map((r) => r.overheadS)).toFixed(2)} s, wall ${median(mine.map((r) => r.wallS)).toFixed(2)} s, pod start ${median(mine.map((r) => r.podStartS)).toFixed(2)} s, API requests per runner ${median(mine.map((r) => r.requests / runners)).toFixed(1)}, stages ${STAGES.map((k) => `${k} ${median(mine.map((r) => r.stagesS[k])).toFixed(2)}`).join(', ')}`,
+          );
+        }
       }
       rows.push({
         runtime: phase.runtime,
@@ -458,7 +506,7 @@ async function main() {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  if (TRACE_RUNNERS) return;
+  if (ONLY_RUNNERS) return;
   const md = [
     `# Kubernetes backend on the test cluster (${new Date().toISOString()}, ${os.availableParallelism()} cores, medians of ${ROUNDS} rounds, 1 for the 30 s init)`,
     '',
