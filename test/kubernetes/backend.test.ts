@@ -142,7 +142,7 @@ export default function () { http.get(__ENV.TARGET + '/steady'); sleep(0.1); }
 `);
 
 describe('runner Pods on real kubelets', () => {
-  it('run under the restricted profile: non-root, no capabilities, no new privileges, seccomp, read-only root; sysctls applied', async () => {
+  it('run under the restricted profile: non-root, no capabilities, no new privileges, seccomp, read-only root; sysctls applied; the quantile grid in their environment', async () => {
     const seen: Array<Record<string, string>> = [];
     const { result, error } = await run(
       steady,
@@ -171,6 +171,14 @@ describe('runner Pods on real kubelets', () => {
             )
               .trim()
               .replace(/\s+/g, ' '),
+            // The quantile grid comes from the run's ConfigMap (configMapKeyRef), not the Pod spec.
+            gridInEnv: String(
+              (
+                readFileSync(`/proc/${pid}/environ`, 'utf8')
+                  .split('\0')
+                  .find((e) => e.startsWith('K6_SUMMARY_TREND_STATS=')) ?? ''
+              ).split(',').length > 900,
+            ),
             shell: String(
               ['/bin/sh', '/usr/bin/sh', '/bin/busybox'].some((f) => {
                 try {
@@ -197,6 +205,7 @@ describe('runner Pods on real kubelets', () => {
         seccomp: '2',
         rootMount: 'ro',
         portRange: '1024 65535',
+        gridInEnv: 'true',
         shell: 'false',
       });
     }

@@ -391,7 +391,9 @@ export function archiveConfigMap(spec: RunSpec, archive: Buffer): V1ConfigMap {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: runName(spec.runId), namespace: spec.namespace, labels: runLabels(spec) },
-    data: { 'barrier.js': barrierScript() },
+    // The runners' k6 options from plan.ts (runnerEnv: the quantile grid, about 9 KB), here once
+    // rather than in every runner Pod (see runnerPod).
+    data: { 'barrier.js': barrierScript(), ...runnerEnv(spec.plan) },
     binaryData: { 'archive.tar': archive.toString('base64') },
   };
 }
@@ -477,7 +479,13 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     // The entry module's handleSummary prints the compact summary to stdout: the Pod log.
     { name: SUMMARY_OUT_ENV, value: 'stdout' },
     { name: 'K6D_RUNNERS', value: String(spec.plan.runners.length) },
-    ...Object.entries(runnerEnv(spec.plan)).map(([name, value]) => ({ name, value })),
+    // From the run's ConfigMap, by reference: the value (about 9 KB) would make up most of every
+    // runner Pod object, which the API server serializes, stores and sends to every watcher at
+    // each change of the Pod, and which this process parses from each watch event.
+    ...Object.keys(runnerEnv(spec.plan)).map((name) => ({
+      name,
+      valueFrom: { configMapKeyRef: { name: runName(spec.runId), key: name } },
+    })),
     ...(spec.env ?? []).map((e) =>
       'value' in e
         ? { name: e.name, value: e.value }

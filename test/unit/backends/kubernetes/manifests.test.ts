@@ -50,6 +50,19 @@ describe('runner Pod manifest', () => {
     expect(k6.at(-1)).toBe('/k6d/archive/archive.tar');
   });
 
+  it("takes the quantile grid from the run's ConfigMap, so the Pod object stays a few KB", () => {
+    // The grid (about 9 KB) would make up most of every Pod object the API server stores and sends
+    // to each watcher at each change of the Pod.
+    expect(container.env).toContainEqual({
+      name: 'K6_SUMMARY_TREND_STATS',
+      valueFrom: { configMapKeyRef: { name: 'k6d-rtest1', key: 'K6_SUMMARY_TREND_STATS' } },
+    });
+    const cm = archiveConfigMap(spec, Buffer.from('tar'));
+    expect(cm.metadata!.name).toBe('k6d-rtest1');
+    expect(cm.data!.K6_SUMMARY_TREND_STATS).toBe(spec.plan.trendStats);
+    expect(JSON.stringify(manifest).length).toBeLessThan(4096);
+  });
+
   it('is never restarted, ends at its deadline, and is hardened, both containers', () => {
     expect(manifest.kind).toBe('Pod');
     expect(manifest.metadata!.name).toBe('k6d-rtest1-2');
