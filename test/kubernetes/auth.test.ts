@@ -1,8 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import diagnostics from 'node:diagnostics_channel';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClient } from '../../src/backends/kubernetes/api-client.ts';
 import { readFileCommands, runAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 
@@ -98,6 +100,37 @@ describe('authentication', () => {
     });
     expect(step.code, step.stdout).toBe(0);
     expect(step.outputs.verdict).toBe('passed');
+  });
+
+  it('API calls share one connection per identity, and an exec plugin token still goes with each', async () => {
+    const dir = tempDir('k6d-exec-');
+    const plugin = path.join(dir, 'get-token');
+    writeFileSync(
+      plugin,
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
+    );
+    chmodSync(plugin, 0o755);
+    const viaPlugin = new KubeConfig();
+    viaPlugin.loadFromString(execKubeconfig(plugin));
+    let connections = 0;
+    const count = () => {
+      connections++;
+    };
+    diagnostics.subscribe('undici:client:connected', count);
+    try {
+      // The test's own kubeconfig (a client certificate) and the plugin's (a token), 10 calls each.
+      for (const config of [kc, viaPlugin]) {
+        const client = makeClient(config, CoreV1Api);
+        for (let i = 0; i < 10; i++) {
+          const pods = await client.listNamespacedPod({ namespace: 'default', limit: 1 });
+          expect(pods.kind).toBe('PodList');
+        }
+      }
+    } finally {
+      diagnostics.unsubscribe('undici:client:connected', count);
+    }
+    // One TLS connection per identity, not one per call (client-node's own dispatcher, 20).
+    expect(connections).toBe(2);
   });
 
   it('when the exec plugin fails, its error is shown', async () => {
