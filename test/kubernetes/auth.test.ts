@@ -82,15 +82,20 @@ current-context: k6d-exec
 `;
 }
 
+/** An exec credential plugin that prints the service account's token (as `aws eks get-token` does). */
+function tokenPlugin(): string {
+  const plugin = path.join(tempDir('k6d-exec-'), 'get-token');
+  writeFileSync(
+    plugin,
+    `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
+  );
+  chmodSync(plugin, 0o755);
+  return plugin;
+}
+
 describe('authentication', () => {
   it('a kubeconfig with an exec credential plugin works', async () => {
-    const dir = tempDir('k6d-exec-');
-    const plugin = path.join(dir, 'get-token');
-    writeFileSync(
-      plugin,
-      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
-    );
-    chmodSync(plugin, 0o755);
+    const plugin = tokenPlugin();
     const step = await runAction('dist/run.js', {
       script,
       runners: '2',
@@ -103,13 +108,7 @@ describe('authentication', () => {
   });
 
   it('API calls share one connection per identity, and an exec plugin token still goes with each', async () => {
-    const dir = tempDir('k6d-exec-');
-    const plugin = path.join(dir, 'get-token');
-    writeFileSync(
-      plugin,
-      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${token}"}}'\n`,
-    );
-    chmodSync(plugin, 0o755);
+    const plugin = tokenPlugin();
     const viaPlugin = new KubeConfig();
     viaPlugin.loadFromString(execKubeconfig(plugin));
     let connections = 0;
