@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from '../src/backends/kubernetes/backend.ts';
+import { median } from '../src/compare/noise.ts';
 import { parseRunConfig } from '../src/config.ts';
 import type { Logger } from '../src/log.ts';
 import { runTest } from '../src/run/index.ts';
@@ -127,11 +128,6 @@ function diff(a: Record<string, number>, b: Record<string, number>): Record<stri
   const out: Record<string, number> = {};
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) out[k] = (b[k] ?? 0) - (a[k] ?? 0);
   return out;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 /**

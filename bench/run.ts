@@ -11,6 +11,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalBackend } from '../src/backends/local/backend.ts';
+import { median } from '../src/compare/noise.ts';
 import { parseRunConfig } from '../src/config.ts';
 import {
   ensureNginx,
@@ -44,11 +45,6 @@ async function run(script: string, runners: number, k6Args: string[], dir: strin
     resultPath: path.join(dir, `result-${runners}.json`),
   });
   return runTest(config, { createBackend: (k6, work) => new LocalBackend(k6, work), log: quiet });
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 /** Start skew with 4 runners: the orchestrator's figure and the spread of first requests at the target. */

@@ -18,16 +18,19 @@
  *   npm run bench:runner-end          (ROUNDS=6 per variant by default)
  */
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from '../src/compare/noise.ts';
 import { startNodeTarget } from '../src/demo/target.ts';
+import { cachedK6Path } from '../src/k6/binary.ts';
 import { runnerEntryModule } from '../src/k6/entry.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
 const ROUNDS = Number(process.env.ROUNDS ?? 6);
-const K6 = process.env.K6_BINARY ?? path.join(process.env.HOME ?? '', '.cache/k6-distributed/k6-v2.2.0/k6');
+const K6 = process.env.K6_BINARY ?? cachedK6Path();
 const PORT = 6599;
 /** The kernel's clock ticks per second (`getconf CLK_TCK`, 100 on Linux). */
 const TICKS_PER_S = 100;
@@ -43,11 +46,6 @@ interface End {
   exitMs: number;
   cpuMs: number;
   summaryBytes: number;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 /** k6's user + system CPU time so far, in ms; undefined once it is gone. */
@@ -70,7 +68,6 @@ async function status(): Promise<number | undefined> {
 
 async function runOnce(entryPath: string, dir: string): Promise<End> {
   const out = path.join(dir, 'stdout.txt');
-  const { openSync, closeSync } = await import('node:fs');
   const fd = openSync(out, 'w');
   const k6 = spawn(
     K6,
