@@ -193,10 +193,10 @@ const TIMED_EXECUTORS = new Set([
  */
 export function earliestEndS(scenarios: unknown): number {
   if (scenarios === null || typeof scenarios !== 'object') return 0;
+  const duration = (value: unknown) => (typeof value === 'string' ? parseGoDuration(value) : 0);
   let end = 0;
   for (const scenario of Object.values(scenarios as Record<string, Record<string, unknown>>)) {
     if (!scenario || !TIMED_EXECUTORS.has(String(scenario.executor))) continue;
-    const duration = (value: unknown) => (typeof value === 'string' ? parseGoDuration(value) : 0);
     const stages = Array.isArray(scenario.stages) ? (scenario.stages as Array<{ duration?: unknown }>) : [];
     const length =
       stages.length > 0

@@ -85,8 +85,7 @@ export class BarrierLog {
     if ((kind === BARRIER_LINE.ready || kind === BARRIER_LINE.clock) && numbers.length === 1) {
       if (kind === BARRIER_LINE.ready) this.readyAtMs ??= atMs;
       this.aheadMs = Math.min(this.aheadMs ?? Number.POSITIVE_INFINITY, readAtMs - atMs);
-    }
-    if (kind === BARRIER_LINE.started && numbers.length === 2)
+    } else if (kind === BARRIER_LINE.started && numbers.length === 2)
       this.started ??= { sentAtMs: atMs, atMs: numbers[1]! };
     else if (kind === BARRIER_LINE.vus && numbers.length === 2) this.changes.push({ atMs, vus: numbers[1]! });
     else if (kind === BARRIER_LINE.end && numbers.length === 2) this.end ??= { atMs, status: numbers[1]! };

@@ -73,9 +73,9 @@ export const BARRIER_RESOURCES: Resources = {
  * {@link CLOCK_LINES} times (the orchestrator bounds the gap between its clock and the node's by
  * the least delay of these lines);
  * `k6d-started <sent ms> <ms>` once it un-paused the runner itself at the start time set in its
- * mailbox ({@link BARRIER_PORT}): when it sent the `PATCH` and when k6 confirmed it; while its test runs, `k6d-vus <ms> <vus>` at its poll of each {@link VUS_PERIOD_MS} period of the
- * wall clock when the active VU count differs from the last one printed (the first is always
- * printed); `k6d-end <ms> <status>` once its test has ended (status 9 Ended, 10 Interrupted, 11
+ * mailbox ({@link BARRIER_PORT}): when it sent the `PATCH` and when k6 confirmed it; while its test
+ * runs, `k6d-vus <ms> <vus>` at its poll of each {@link VUS_PERIOD_MS} period of the wall clock
+ * when the active VU count differs from the last one printed (the first is always printed); `k6d-end <ms> <status>` once its test has ended (status 9 Ended, 10 Interrupted, 11
  * MarkedAsFailed), after which it exits 0. `<ms>` is the node's epoch ms.
  */
 export const BARRIER_LINE = {
@@ -137,11 +137,9 @@ export function barrierRunArgs(address = `0.0.0.0:${BARRIER_PORT}`): string[] {
  * through the API server. A runner started otherwise (the orchestrator's fallback through the pod
  * proxy) is seen at the next status poll. From the `endsFrom` instant in the mailbox (shortly
  * before the test can first end) it polls every {@link END_POLL_MS}, so its end is seen soon. It
- * prints {@link BARRIER_LINE} lines: ready, this
- * node's clock while it waits, started, the VU count while the test runs, and the end, when it
- * exits 0. When the runner's REST API
- * answered once and then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The
- * loopback polls cost the API server nothing; the orchestrator follows this container's log, one
+ * prints {@link BARRIER_LINE} lines: ready, this node's clock while it waits, started, the VU count
+ * while the test runs, and the end, when it exits 0. When the runner's REST API answered once and
+ * then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The loopback polls cost the API server nothing; the orchestrator follows this container's log, one
  * request per runner for the whole run.
  * @param port the runner's REST API port on 127.0.0.1 (a test runs it beside a local k6).
  * @param mailboxPort the barrier's own REST API port on 127.0.0.1 ({@link barrierRunArgs}).
