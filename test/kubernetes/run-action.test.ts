@@ -90,7 +90,15 @@ describe('run action on Kubernetes', () => {
     const firsts = [...first.values()];
     expect(first.size).toBe(4);
     expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(250);
-    expect(Math.min(...firsts)).toBeGreaterThanOrEqual(Date.parse(result.startedAt) - 2);
+    // startedAt is the scheduled instant read into this machine's clock by the bound the barrier
+    // lines give ("this clock is at most X ms ahead", ScheduledStart.startedAtMs): the test's nodes
+    // share this clock, so X is the lines' least delay, and startedAt may be late by that much,
+    // never more. The first request may not come before the instant.
+    const bound = /this clock is at most (-?\d+) ms ahead/.exec(step.stdout);
+    expect(bound, step.stdout).not.toBeNull();
+    const startedAt = Date.parse(result.startedAt);
+    expect(Math.min(...firsts)).toBeGreaterThanOrEqual(startedAt - Number(bound![1]) - 2);
+    expect(Math.min(...firsts)).toBeLessThan(startedAt + 250);
     expect(Number(step.outputs['start-skew'])).toBe(result.startSkewMs);
     expect(step.summary).toContain('start skew');
     expect(step.summary).toContain('k6d-loadtest-');
