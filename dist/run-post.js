@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{e as o}from"./chunks/chunk-3WKMAUU4.js";import"./chunks/chunk-2FD5GZHQ.js";import"./chunks/chunk-3HVA3L25.js";import"./chunks/chunk-LWSJV7WX.js";await o();
+import{e as o}from"./chunks/chunk-ZPAA5LRE.js";import"./chunks/chunk-3XCXIKVZ.js";import"./chunks/chunk-3HVA3L25.js";import"./chunks/chunk-LWSJV7WX.js";await o();

@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeClient } from '../../src/backends/kubernetes/api-client.ts';
+import { closePooledConnections, makeClient } from '../../src/backends/kubernetes/api-client.ts';
 import { readFileCommands, runAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 
@@ -112,8 +112,10 @@ describe('authentication', () => {
     const viaPlugin = new KubeConfig();
     viaPlugin.loadFromString(execKubeconfig(plugin));
     let connections = 0;
-    const count = () => {
+    const sockets: Array<{ destroyed: boolean }> = [];
+    const count = (message: unknown) => {
       connections++;
+      sockets.push((message as { socket: { destroyed: boolean } }).socket);
     };
     diagnostics.subscribe('undici:client:connected', count);
     try {
@@ -127,9 +129,15 @@ describe('authentication', () => {
       }
     } finally {
       diagnostics.unsubscribe('undici:client:connected', count);
+      for (const config of [kc, viaPlugin]) closePooledConnections(config);
     }
     // One TLS connection per identity, not one per call (client-node's own dispatcher, 20).
     expect(connections).toBe(2);
+    // Closing the pools ends their keep-alive connections at once (undici's own idle timeout is 4 s).
+    const closedBy = Date.now() + 1000;
+    while (sockets.some((s) => !s.destroyed) && Date.now() < closedBy)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(sockets.map((s) => s.destroyed)).toEqual([true, true]);
   });
 
   it('when the exec plugin fails, its error is shown', async () => {

@@ -105,6 +105,18 @@ function pooledAuthentication(kc: KubeConfig): SecurityAuthentication {
 }
 
 /**
+ * Closes `kc`'s pooled connections ({@link pooledAuthentication}) and forgets them, so that a later
+ * call opens a new pool. Idle connections close at once; a call still under way finishes first
+ * (undici `Dispatcher.close`). Call it once the calls are done (the backend's cleanup), so no
+ * keep-alive socket outlives the run.
+ */
+export function closePooledConnections(kc: KubeConfig): void {
+  const byIdentity = pools.get(kc);
+  pools.delete(kc);
+  for (const dispatcher of byIdentity?.values() ?? []) void dispatcher?.close().catch(() => {});
+}
+
+/**
  * An API client of `kc`'s current cluster (as `kc.makeApiClient`, on pooled connections:
  * {@link pooledAuthentication}) whose every request is abandoned
  * after `timeoutMs` ms (a `TimeoutError`, transient for {@link retrying}), or when `signal` aborts

@@ -17,7 +17,14 @@ import {
 import type { Logger } from '../../log.ts';
 import type { RunPlan } from '../../run/plan.ts';
 import type { Backend, Runner, RunnerExit, ScheduledStart, StartOptions } from '../backend.ts';
-import { DEFAULT_RETRY, type FollowedLog, followPodLog, makeClient, retrying } from './api-client.ts';
+import {
+  closePooledConnections,
+  DEFAULT_RETRY,
+  type FollowedLog,
+  followPodLog,
+  makeClient,
+  retrying,
+} from './api-client.ts';
 import { apiError, apiErrorMessage, apiStatus } from './api-errors.ts';
 import { BarrierLog, nodeClocksApart } from './barrier-log.ts';
 import {
@@ -933,7 +940,8 @@ export class KubernetesBackend implements Backend {
   }
 
   async cleanup(): Promise<void> {
-    if (this.cleanedUp || !this.created) return;
+    if (this.cleanedUp) return;
+    if (!this.created) return closePooledConnections(this.o.kc);
     this.cleanedUp = true;
     this.pods?.stop();
     this.closing.abort();
@@ -959,9 +967,8 @@ export class KubernetesBackend implements Backend {
       log.info(
         `cleanup ${cleanup}: kept the run's objects; delete them with: kubectl delete configmap,pod -n ${namespace} -l ${LABELS.runId}=${this.o.runId}`,
       );
-      return;
-    }
-    await deleteRun(this.o.kc, namespace, this.o.runId, log);
+    } else await deleteRun(this.o.kc, namespace, this.o.runId, log);
+    closePooledConnections(this.o.kc);
   }
 }
 
