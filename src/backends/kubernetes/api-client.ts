@@ -60,14 +60,14 @@ const pools = new WeakMap<KubeConfig, Map<string, ReturnType<RequestContext['get
 
 /**
  * `kc`'s authentication (its headers: a token, an exec plugin's credential) on pooled connections.
- * client-node 2.0.1 gives every request a new undici dispatcher (`KubeConfig.applySecurityAuthentication`,
- * `dist/config.js`), so every API call opened its own TCP and TLS connection: 64 calls, 64
- * handshakes, 2.4 to 3.9 ms of this process's CPU each on the test cluster, as much again in the API
- * server, and a socket left open per call until its idle timeout. Here the first dispatcher made
- * for a TLS identity (the server, its proxy, CA, client certificate and key, server name and
- * verification as `kc.applyToHTTPSOptions` gives them, so a client certificate an exec plugin
- * renews gets a pool of its own) serves every later call with that identity, keeping its
- * connections alive between calls.
+ * client-node 2.0.1 gives every request a new undici dispatcher
+ * (`KubeConfig.applySecurityAuthentication`, `dist/config.js`), so every API call opened its own
+ * TCP and TLS connection: 64 calls, 64 handshakes, 2.4 to 3.9 ms of this process's CPU each on the
+ * test cluster, as much again in the API server, and a socket left open per call until its idle
+ * timeout. Here the first dispatcher made for a TLS identity (the server, its proxy, CA, client
+ * certificate and key, server name and verification as `kc.applyToHTTPSOptions` gives them, so a
+ * client certificate an exec plugin renews gets a pool of its own) serves every later call with
+ * that identity, keeping its connections alive between calls until {@link closePooledConnections}.
  */
 function pooledAuthentication(kc: KubeConfig): SecurityAuthentication {
   return {

@@ -68,15 +68,15 @@ export const BARRIER_RESOURCES: Resources = {
 
 /**
  * What the barrier container prints, one line each, to its stdout (the container's log, which the
- * orchestrator follows): `k6d-ready <ms>` once the runner is at status 4 (PausedBeforeRun) or later;
- * `k6d-clock <ms>` at each poll of a {@link VUS_PERIOD_MS} period from then to the start, at most
- * {@link CLOCK_LINES} times (the orchestrator bounds the gap between its clock and the node's by
- * the least delay of these lines);
- * `k6d-started <sent ms> <ms>` once it un-paused the runner itself at the start time set in its
- * mailbox ({@link BARRIER_PORT}): when it sent the `PATCH` and when k6 confirmed it; while its test
- * runs, `k6d-vus <ms> <vus>` at its poll of each {@link VUS_PERIOD_MS} period of the wall clock
- * when the active VU count differs from the last one printed (the first is always printed); `k6d-end <ms> <status>` once its test has ended (status 9 Ended, 10 Interrupted, 11
- * MarkedAsFailed), after which it exits 0. `<ms>` is the node's epoch ms.
+ * orchestrator follows): `k6d-ready <ms>` once the runner is at status 4 (PausedBeforeRun) or
+ * later; `k6d-clock <ms>` at each poll of a {@link VUS_PERIOD_MS} period from then to the start, at
+ * most {@link CLOCK_LINES} times (the orchestrator bounds the gap between its clock and the node's
+ * by the least delay of these lines); `k6d-started <sent ms> <ms>` once it un-paused the runner
+ * itself at the start time set in its mailbox ({@link BARRIER_PORT}): when it sent the `PATCH` and
+ * when k6 confirmed it; while its test runs, `k6d-vus <ms> <vus>` at its poll of each
+ * {@link VUS_PERIOD_MS} period of the wall clock when the active VU count differs from the last one
+ * printed (the first is always printed); `k6d-end <ms> <status>` once its test has ended (status 9
+ * Ended, 10 Interrupted, 11 MarkedAsFailed), after which it exits 0. `<ms>` is the node's epoch ms.
  */
 export const BARRIER_LINE = {
   ready: 'k6d-ready',
@@ -139,8 +139,9 @@ export function barrierRunArgs(address = `0.0.0.0:${BARRIER_PORT}`): string[] {
  * before the test can first end) it polls every {@link END_POLL_MS}, so its end is seen soon. It
  * prints {@link BARRIER_LINE} lines: ready, this node's clock while it waits, started, the VU count
  * while the test runs, and the end, when it exits 0. When the runner's REST API answered once and
- * then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The loopback polls cost the API server nothing; the orchestrator follows this container's log, one
- * request per runner for the whole run.
+ * then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The loopback polls cost
+ * the API server nothing; the orchestrator follows this container's log, one request per runner for
+ * the whole run.
  * @param port the runner's REST API port on 127.0.0.1 (a test runs it beside a local k6).
  * @param mailboxPort the barrier's own REST API port on 127.0.0.1 ({@link barrierRunArgs}).
  */
