@@ -18,7 +18,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_TOLERANCES, judgeChange, type Tolerance } from '../src/compare/compare.ts';
+import { DEFAULT_TOLERANCES, judgeChange, type Tolerance } from '../src/compare/judgement.ts';
 import { DEFAULT_NOISE_GATE, judgeWithHistory } from '../src/compare/noise.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -22,7 +22,7 @@ import {
 } from '../src/demo/target.ts';
 import { consoleLogger, type Logger, silentLogger } from '../src/log.ts';
 import { exactPercentile } from '../src/result/quantiles.ts';
-import type { RunResult } from '../src/result/result.ts';
+import type { RunResult } from '../src/result/schema.ts';
 import { runTest } from '../src/run/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

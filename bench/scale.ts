@@ -24,7 +24,7 @@ import {
 import { renderReport } from '../src/render/markdown.ts';
 import { aggregateSummaries } from '../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../src/result/quantiles.ts';
-import { RESULT_SCHEMA, type RunResult } from '../src/result/result.ts';
+import { RESULT_SCHEMA, type RunResult } from '../src/result/schema.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');

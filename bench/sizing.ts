@@ -18,7 +18,7 @@ import path from 'node:path';
 import { LocalBackend } from '../src/backends/local/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
 import { type Logger, silentLogger } from '../src/log.ts';
-import type { RunResult } from '../src/result/result.ts';
+import type { RunResult } from '../src/result/schema.ts';
 import { runTest } from '../src/run/index.ts';
 import { startShop } from '../test/examples/support/shop.ts';
 

@@ -1,3 +1,5 @@
+import type { FailureKind } from './result/schema.ts';
+
 /**
  * Why a run failed, as kinds rather than strings. The CLI's exit code, the actions' outputs and
  * `core.setFailed` are decided from kinds ({@link exitCodeFor}), never by reading messages.
@@ -18,16 +20,7 @@
  *   (exit 1, or k6's 110 where the caller knows the runners' codes, as `k6 run` exits);
  * - `thresholds`: thresholds crossed on the aggregate (exit 99, as `k6 run`).
  */
-export type FailureKind =
-  | 'interrupted'
-  | 'configuration'
-  | 'start'
-  | 'runner'
-  | 'deadline'
-  | 'incomplete'
-  | 'aborted'
-  | 'marked-failed'
-  | 'thresholds';
+export type { FailureKind };
 
 /** One reason a run failed: its kind, one line for the user, and the runner it concerns if any. */
 export interface Failure {

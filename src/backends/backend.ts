@@ -1,21 +1,11 @@
 import type { RunnerApi } from '../k6/rest.ts';
-import type { RunPlan } from '../run/plan.ts';
+import type { RunnerExit, RunPlan } from '../plan.ts';
 
 /**
  * The interface both backends implement: the local backend (N k6 processes on this machine) and
  * the Kubernetes backend (one Pod per runner). The orchestrator drives runners only through
  * it, so the barrier, the start, the monitor, the aggregation and the verdict are the same on both.
  */
-
-/** How a runner ended. */
-export interface RunnerExit {
-  /** The k6 exit code; `null` when the runner was killed or never started. */
-  code: number | null;
-  /** The signal that ended the process, or a platform reason such as `OOMKilled`. */
-  signal?: string | null;
-  /** Why the runner could not run at all (spawn error, image pull error, …). */
-  reason?: string;
-}
 
 /** One launched runner. */
 export interface Runner {

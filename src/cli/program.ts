@@ -15,7 +15,7 @@ import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
 import { htmlReportPath, writeHtmlReport } from '../render/html/file.ts';
 import { renderReport } from '../render/markdown.ts';
-import type { RunResult } from '../result/result.ts';
+import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
 import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNames } from './kubernetes.ts';
 

@@ -1,8 +1,20 @@
 import { ConfigurationError } from '../errors.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds.ts';
-import type { MetricResult, RunEnvironment, RunResult } from '../result/result.ts';
-import type { NoiseVerdict } from './noise.ts';
+import type { MetricResult, RunResult } from '../result/schema.ts';
+import {
+  type Change,
+  DEFAULT_GATE,
+  DEFAULT_TOLERANCES,
+  type Direction,
+  judgeChange,
+  METRIC_IDS,
+  type MetricId,
+  type NoiseVerdict,
+  type Tolerance,
+  type Tolerances,
+  type ToleranceUnit,
+} from './judgement.ts';
 
 /**
  * Comparison of a run (head) with its baseline (base): per-metric deltas, the direction-aware
@@ -15,47 +27,6 @@ import type { NoiseVerdict } from './noise.ts';
  * `better` by the metric's direction; anything else is `unchanged` (within tolerance).
  * Example: p95 2.0 ms -> 2.3 ms is +15% but only +0.3 ms, under the 1 ms floor: unchanged.
  */
-
-/** The key metrics that are compared and can gate the check. */
-export const METRIC_IDS = ['rps', 'p50', 'p90', 'p95', 'p99', 'error-rate', 'checks'] as const;
-export type MetricId = (typeof METRIC_IDS)[number];
-
-/** Which way is better. */
-export type Direction = 'higher' | 'lower';
-
-/** The unit of a metric's absolute tolerance. */
-export type ToleranceUnit = 'ms' | 'pp' | '/s';
-
-/**
- * How much a metric may move before the change counts.
- * - `relativePct`: percent of the base value (10 = 10%);
- * - `absolute`: the noise floor in the metric's {@link ToleranceUnit} (ms for latency,
- *   percentage points for rates, requests per second for RPS).
- */
-export interface Tolerance {
-  relativePct: number;
-  absolute: number;
-}
-
-/** Tolerances for every key metric. */
-export type Tolerances = Record<MetricId, Tolerance>;
-
-/**
- * Defaults: latency 10% and 1 ms (p99 15% and 2 ms: the tail is noisier), RPS 10% and 1/s,
- * error rate 10% and 0.1 pp, checks 0.5% and 0.1 pp.
- */
-export const DEFAULT_TOLERANCES: Tolerances = {
-  rps: { relativePct: 10, absolute: 1 },
-  p50: { relativePct: 10, absolute: 1 },
-  p90: { relativePct: 10, absolute: 1 },
-  p95: { relativePct: 10, absolute: 1 },
-  p99: { relativePct: 15, absolute: 2 },
-  'error-rate': { relativePct: 10, absolute: 0.1 },
-  checks: { relativePct: 0.5, absolute: 0.1 },
-};
-
-/** The metrics that gate the check unless the `gate` input says otherwise. */
-export const DEFAULT_GATE: MetricId[] = ['rps', 'p95', 'p99', 'error-rate', 'checks'];
 
 /** How a key metric is read from a result. */
 interface KeyMetricDef {
@@ -102,9 +73,6 @@ const KEY_METRICS: KeyMetricDef[] = [
     read: (r) => r.metrics.checks?.values.rate,
   },
 ];
-
-/** `better`/`worse` beyond tolerance, `unchanged` within it, `missing` when either side has no value. */
-export type Change = 'better' | 'worse' | 'unchanged' | 'missing';
 
 /** One compared value. Values are in the result's units: ms, requests per second, or a fraction (rates). */
 export interface MetricDelta {
@@ -155,34 +123,6 @@ export interface Comparison {
 export interface CompareOptions {
   tolerances: Tolerances;
   gate: MetricId[];
-}
-
-const scaleOf = (unit: ToleranceUnit) => (unit === 'pp' ? 0.01 : 1);
-
-/**
- * Judges one change with the rule above.
- * @param base the baseline value, in the result's unit (ms, /s, or a fraction for rates).
- * @param head the head value, same unit.
- * @param unit the unit of `tolerance.absolute` (pp are converted to fractions here).
- */
-export function judgeChange(
-  base: number | undefined,
-  head: number | undefined,
-  direction: Direction,
-  tolerance: Tolerance,
-  unit: ToleranceUnit,
-): Change {
-  if (base === undefined || head === undefined || !Number.isFinite(base) || !Number.isFinite(head))
-    return 'missing';
-  const delta = head - base;
-  const relativePct =
-    base === 0 ? (delta === 0 ? 0 : Number.POSITIVE_INFINITY) : (Math.abs(delta) / Math.abs(base)) * 100;
-  // A tiny epsilon keeps 0.1 + 0.2 style rounding from turning "exactly at the tolerance" into a change.
-  const beyondAbsolute = Math.abs(delta) > tolerance.absolute * scaleOf(unit) + 1e-12;
-  const beyondRelative = relativePct > tolerance.relativePct + 1e-9;
-  if (!beyondAbsolute || !beyondRelative) return 'unchanged';
-  const worse = direction === 'lower' ? delta > 0 : delta < 0;
-  return worse ? 'worse' : 'better';
 }
 
 function delta(fields: Omit<MetricDelta, 'delta' | 'deltaPct' | 'change'>): MetricDelta {
@@ -321,53 +261,6 @@ export function compareResults(base: RunResult, head: RunResult, options: Compar
     gatedRegressions: regressions.filter((d) => d.gated),
     latencyKey,
   };
-}
-
-/** One way the baseline's environment differs from head's, e.g. `runners: 4 -> 8`. */
-export interface EnvironmentDifference {
-  field: keyof RunEnvironment;
-  base: string;
-  head: string;
-}
-
-const ENVIRONMENT_FIELDS: Array<keyof RunEnvironment> = [
-  'backend',
-  'runners',
-  'runnerImage',
-  'resources',
-  'nodeSelector',
-  'scriptHash',
-  'k6Version',
-];
-
-/** A value as stable text: objects with sorted keys, `—` for absent. */
-function stable(value: unknown): string {
-  if (value === undefined || value === null) return '—';
-  if (typeof value !== 'object') return String(value);
-  const sort = (v: unknown): unknown =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>)
-            .sort(([a], [b]) => a.localeCompare(b))
-            .map(([k, x]) => [k, sort(x)]),
-        )
-      : v;
-  return JSON.stringify(sort(value));
-}
-
-/**
- * What differs between the environments of two runs (backend, runners, runner image, resources,
- * node selector, script hash, k6 version). Results from different environments are shown but not
- * judged: more runners or another image move RPS and latency for reasons other than the change.
- */
-export function environmentDifferences(base: RunEnvironment, head: RunEnvironment): EnvironmentDifference[] {
-  const diffs: EnvironmentDifference[] = [];
-  for (const field of ENVIRONMENT_FIELDS) {
-    const b = stable(base[field]);
-    const h = stable(head[field]);
-    if (b !== h) diffs.push({ field, base: b, head: h });
-  }
-  return diffs;
 }
 
 const UNITS_OF: Record<ToleranceUnit, string> = { ms: 'ms', pp: 'pp', '/s': '/s' };

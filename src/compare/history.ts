@@ -1,5 +1,6 @@
-import type { RunResult } from '../result/result.ts';
-import { type Comparison, keyMetricValue, type MetricDelta, type MetricId, worstFirst } from './compare.ts';
+import type { RunResult } from '../result/schema.ts';
+import { type Comparison, keyMetricValue, type MetricDelta, worstFirst } from './compare.ts';
+import type { MetricId } from './judgement.ts';
 import { DEFAULT_NOISE_GATE, judgeWithHistory, type NoiseGateOptions } from './noise.ts';
 
 /**

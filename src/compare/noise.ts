@@ -1,5 +1,6 @@
 import { formatMs, formatPercent, formatRate } from '../render/format.ts';
-import { type Change, type Direction, judgeChange, type Tolerance, type ToleranceUnit } from './compare.ts';
+import type { NoiseVerdict, NormalRange } from './judgement.ts';
+import { type Direction, judgeChange, type Tolerance, type ToleranceUnit } from './judgement.ts';
 
 /**
  * A regression gate that knows the noise: the head value counts as a regression only when it lies
@@ -32,19 +33,6 @@ export const DEFAULT_NOISE_GATE: NoiseGateOptions = { minHistory: 5, k: 3 };
 /** 1 / Φ⁻¹(3/4): scales the MAD to the standard deviation of normally distributed noise. */
 const MAD_TO_SD = 1.4826;
 
-/** What a metric's history says is normal, in the metric's own unit (ms, /s, or a fraction for rates). */
-export interface NormalRange {
-  median: number;
-  /** Median absolute deviation from the median. */
-  mad: number;
-  /** `median - k × 1.4826 × MAD`. */
-  low: number;
-  /** `median + k × 1.4826 × MAD`. */
-  high: number;
-  /** How many runs it was computed from. */
-  runs: number;
-}
-
 /** The median of values (NaN for none). */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -65,27 +53,6 @@ export function normalRange(history: readonly number[], k = DEFAULT_NOISE_GATE.k
   const mad = median(values.map((v) => Math.abs(v - m)));
   const half = k * MAD_TO_SD * mad;
   return { median: m, mad, low: m - half, high: m + half, runs: values.length };
-}
-
-/** The verdict of {@link judgeWithHistory}. */
-export interface NoiseVerdict {
-  /** `true` when head is a regression by the method used. */
-  regressed: boolean;
-  /** `history` when the history was large enough, `fixed` when the fixed rule alone judged. */
-  method: 'history' | 'fixed';
-  /**
-   * One line naming the method for the comment, e.g.
-   * `history: median 41.00ms, normal range 38.00ms–44.00ms over 10 runs` or
-   * `fixed tolerance 10% and 1 ms; history of 3 runs, 5 needed`.
-   */
-  text: string;
-  /** The floors' judgement: head against the history's median (`history`) or the baseline (`fixed`). */
-  change: Change;
-  /** Head relative to what it was judged against (median or baseline), in percent; absent when not computable. */
-  deltaPct?: number;
-  /** `true` when head lies on the bad side outside the normal range (`history` only). */
-  outsideRange?: boolean;
-  range?: NormalRange;
 }
 
 /** One metric's inputs to {@link judgeWithHistory}. All values in the result's unit (ms, /s, fraction). */

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { BaselineInfo } from '../compare/baseline.ts';
 import { errorMessage } from '../errors.ts';
-import type { BaselineInfo } from '../pr-comment/comment.ts';
 import { parseRunResult } from '../result/read-result.ts';
-import type { RunEnvironment, RunResult } from '../result/result.ts';
+import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import {
   type ArtifactTransfer,
   BASELINE_METADATA_FILE,

@@ -4,7 +4,7 @@ import type { CleanupPolicy, KubernetesBackendOptions } from '../backends/kubern
 import type { PodOptions, Resources, RunnerEnv, Spread } from '../backends/kubernetes/manifests.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { RunEnvironment } from '../result/result.ts';
+import type { RunEnvironment } from '../result/schema.ts';
 import { DEFAULTS } from './defaults.ts';
 import { parseInputs } from './parse.ts';
 import { oneOf, parseKeyValueLines, parseYamlInput, positiveSeconds } from './values.ts';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log.ts';
-import type { SummaryData } from '../result/result.ts';
+import type { SummaryData } from '../result/schema.ts';
 import { SUMMARY_DATA_ENV, summaryModule } from './entry.ts';
 import { k6ErrorLine } from './log.ts';
 

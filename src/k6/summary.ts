@@ -1,5 +1,5 @@
 import type { QuantileGrid } from '../result/quantiles.ts';
-import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result/result.ts';
+import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result/schema.ts';
 
 /**
  * One runner's end-of-test summary, read from the compact summary its entry module writes

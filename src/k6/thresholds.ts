@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../errors.ts';
-import type { MetricResult, MetricType, ThresholdRow } from '../result/result.ts';
+import type { MetricResult, MetricType, ThresholdRow } from '../result/schema.ts';
 
 /**
  * k6 threshold expressions, parsed and judged with k6's own rules, so that the script's thresholds

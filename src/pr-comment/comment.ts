@@ -1,20 +1,13 @@
-import { z } from 'zod';
-import {
-  type Comparison,
-  compareResults,
-  describeTolerance,
-  type EnvironmentDifference,
-  environmentDifferences,
-  METRIC_IDS,
-  type MetricDelta,
-  type MetricId,
-  type Tolerances,
-} from '../compare/compare.ts';
+import type { BaseHistory, BaselineInfo, HistoryRun } from '../compare/baseline.ts';
+import { type Comparison, compareResults, describeTolerance, type MetricDelta } from '../compare/compare.ts';
+import { type EnvironmentDifference, environmentDifferences } from '../compare/environment.ts';
 import { applyHistory, metricHistory } from '../compare/history.ts';
+import { METRIC_IDS, type MetricId, type Tolerances } from '../compare/judgement.ts';
 import { DEFAULT_NOISE_GATE, describeNoiseVerdict } from '../compare/noise.ts';
 import { type Trend, trendMarkdown } from '../render/chart.ts';
 import { dashboardMarkdown } from '../render/dashboard.ts';
-import { escapeMarkdown, formatMs, formatPercent, formatRate, inlineCode } from '../render/format.ts';
+import { formatChange, formatDelta, formatDeltaValue } from '../render/delta.ts';
+import { escapeMarkdown, formatMs, inlineCode } from '../render/format.ts';
 import {
   renderChecks,
   renderFailures,
@@ -24,7 +17,7 @@ import {
   renderThresholds,
   renderTimeline,
 } from '../render/markdown.ts';
-import type { RunResult } from '../result/result.ts';
+import type { RunResult } from '../result/schema.ts';
 
 /**
  * The pull request report: verdict against the baseline, key metric deltas, thresholds, detail,
@@ -56,57 +49,6 @@ export type ReportVerdict =
   | 'no-baseline'
   | 'baseline-expired'
   | 'environment-changed';
-
-/** The workflow run whose result is the baseline (or whose artifact expired). */
-export const baselineRunSchema = z.object({
-  /** The GitHub workflow run id. */
-  id: z.number().int(),
-  /** Its page; rebuilt from the event, never taken from a bundle. */
-  url: z.string(),
-  sha: z.string(),
-  /** ISO 8601 time the run was created. */
-  createdAt: z.string().optional(),
-});
-
-/** Where the baseline came from and what was found (a report bundle carries it without `run.url`). */
-export const baselineInfoSchema = z.object({
-  /** `artifact`: a stored run on the base branch; `file`: the `baseline` input. */
-  source: z.enum(['artifact', 'file']),
-  state: z.enum(['found', 'none', 'expired']),
-  /** The base branch. */
-  branch: z.string().optional(),
-  /** The artifact name looked up. */
-  artifactName: z.string().optional(),
-  /** The workflow run whose result is the baseline (or whose artifact expired). */
-  run: baselineRunSchema.optional(),
-  /** The merge-base of the pull request, when known. */
-  mergeBase: z.string().optional(),
-  /** `true` when the run is at the merge-base. */
-  atMergeBase: z.boolean().optional(),
-  /** ISO time the artifact expired (state `expired`). */
-  expiredAt: z.string().optional(),
-  /** The `baseline` input (source `file`). */
-  file: z.string().optional(),
-  /** How many runs of the base branch were looked at. */
-  runsChecked: z.number().optional(),
-});
-export type BaselineInfo = z.infer<typeof baselineInfoSchema>;
-
-/** One successful base-branch run of the history and the result it stored. */
-export interface HistoryRun {
-  run: { id: number; sha: string; createdAt?: string };
-  result: RunResult;
-}
-
-/** The base branch's recent results, for the trend and the noise gate (src/github/baseline.ts `findHistory`). */
-export interface BaseHistory {
-  /** Oldest first. */
-  runs: HistoryRun[];
-  /** How many runs were asked for (the `history-runs` input). */
-  requested: number;
-  /** Runs left out because their result artifact was missing, expired or unreadable. */
-  skipped: number;
-}
 
 /** Everything a report is made from; a report bundle carries exactly this. */
 export interface CommentData {
@@ -206,51 +148,6 @@ export function commentMarker(k: MarkerKey): string {
 }
 
 // ---------------------------------------------------------------- values and deltas
-
-/** A value in its unit: ms, requests per second, or a percentage for rates. */
-export function formatDeltaValue(d: MetricDelta, value: number | undefined): string {
-  if (value === undefined) return '—';
-  if (d.unit === 'ms') return formatMs(value);
-  if (d.unit === '/s') return formatRate(value);
-  return formatPercent(value);
-}
-
-/** A signed delta with its relative change: `+3.00ms (+25.0%)`, `-0.20 pp`, `—` when not comparable. */
-export function formatDelta(d: MetricDelta): string {
-  if (d.delta === undefined) return '—';
-  const sign = d.delta > 0 ? '+' : d.delta < 0 ? '-' : '±';
-  const abs = Math.abs(d.delta);
-  const amount =
-    d.unit === 'ms' ? formatMs(abs) : d.unit === '/s' ? formatRate(abs) : `${(abs * 100).toFixed(2)} pp`;
-  const rel =
-    d.deltaPct === undefined || !Number.isFinite(d.deltaPct)
-      ? ''
-      : ` (${d.deltaPct > 0 ? '+' : d.deltaPct < 0 ? '-' : '±'}${Math.abs(d.deltaPct).toFixed(1)}%)`;
-  return `${sign}${amount}${rel}`;
-}
-
-/** The direction-aware change cell. */
-export function formatChange(d: MetricDelta, judged: boolean): string {
-  switch (d.change) {
-    case 'better':
-      return '🟢 better';
-    case 'unchanged':
-      return d.noise && d.baselineChange === 'worse'
-        ? "⚪ within the history's normal range"
-        : '⚪ within tolerance';
-    case 'missing':
-      return '—';
-    case 'worse':
-      if (!judged) return '🟠 worse (not judged)';
-      return d.gated ? '🔴 worse' : '🟠 worse (not gated)';
-  }
-}
-
-/** One regression as a line for annotations and the verdict: `Latency p95 12.00ms -> 15.00ms (+3.00ms (+25.0%))`. */
-export function describeDelta(d: MetricDelta): string {
-  const label = d.id === 'submetric' ? `${d.label} ${d.source.slice(d.label.length + 1)}` : d.label;
-  return `${label} ${formatDeltaValue(d, d.base)} -> ${formatDeltaValue(d, d.head)} (${formatDelta(d)})`;
-}
 
 function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDelta) => string): string {
   return [

@@ -1,5 +1,5 @@
-import type { ToleranceUnit } from '../compare/compare.ts';
-import type { Timeline, TimelinePoint } from '../result/timeseries.ts';
+import type { ToleranceUnit } from '../compare/judgement.ts';
+import type { Timeline, TimelinePoint } from '../result/schema.ts';
 import { escapeMarkdown, formatPercent } from './format.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../errors.ts';
-import type { RunResult } from '../result/result.ts';
+import type { RunResult } from '../result/schema.ts';
 import { escapeMarkdown } from './format.ts';
 
 /**

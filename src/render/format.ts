@@ -1,4 +1,4 @@
-import type { MetricResult } from '../result/result.ts';
+import type { MetricResult } from '../result/schema.ts';
 
 /**
  * Formatting of numbers and of user-controlled text for markdown reports (job summary, PR comment,

@@ -1,6 +1,6 @@
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds.ts';
-import type { GroupResult, MetricResult, RunResult } from '../result/result.ts';
+import type { GroupResult, MetricResult, RunResult } from '../result/schema.ts';
 import { timelineMarkdown } from './chart.ts';
 import { dashboardMarkdown } from './dashboard.ts';
 import {

@@ -2,7 +2,7 @@ import { K6_METRIC } from '../k6/metrics.ts';
 import { metricContains, type RunnerMetric, type RunnerSummary } from '../k6/summary.ts';
 import { percentileKey } from '../k6/thresholds.ts';
 import { mergePercentiles, REPORTED_PERCENTILES } from './quantiles.ts';
-import type { CheckResult, GroupResult, MetricContains, MetricResult } from './result.ts';
+import type { CheckResult, GroupResult, MetricContains, MetricResult } from './schema.ts';
 
 /** Options of {@link aggregateSummaries}. */
 export interface AggregateOptions {

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { RunnerExit } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
 import { describeExit } from '../k6/exit-codes.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import { parseGoFloat } from '../k6/thresholds.ts';
+import type { RunnerExit } from '../plan.ts';
 import { mergePercentiles } from './quantiles.ts';
+import type { Timeline } from './schema.ts';
 import {
   type GroupResult,
   type MetricResult,
@@ -16,8 +17,7 @@ import {
   type SummaryData,
   type SummaryGroup,
   type ThresholdRow,
-} from './result.ts';
-import type { Timeline } from './timeseries.ts';
+} from './schema.ts';
 
 /**
  * The test's wall-clock window, in s: from the first runner's start to the end of the last

@@ -1,5 +1,5 @@
 import writeFileAtomic from 'write-file-atomic';
-import type { RunResult } from './result.ts';
+import type { RunResult } from './schema.ts';
 
 /**
  * Writes the result JSON atomically (a temporary file renamed into place), so a reader never sees

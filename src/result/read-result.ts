@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigurationError, errorMessage } from '../errors.ts';
 import { firstIssue } from '../inputs/parse.ts';
-import { RESULT_SCHEMA, type RunResult, runResultSchema } from './result.ts';
+import { RESULT_SCHEMA, type RunResult, runResultSchema } from './schema.ts';
 
 /**
  * Reading a result JSON (`k6-distributed/result@1`, see result.ts) that comes from outside

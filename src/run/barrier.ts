@@ -1,9 +1,9 @@
 import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { ConfigurationError, errorMessage, interruptedBeforeStart, RunError } from '../errors.ts';
 import { isConfigurationExit } from '../k6/exit-codes.ts';
 import { K6_STATUS, statusName } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
-import type { Clock } from './clock.ts';
 import { runnerFailureLine } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';
 

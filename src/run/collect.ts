@@ -1,9 +1,10 @@
-import type { Runner, RunnerExit } from '../backends/backend.ts';
+import type { Runner } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
 import { errorMessage } from '../errors.ts';
 import { describeExit } from '../k6/exit-codes.ts';
 import { k6ErrorLine } from '../k6/log.ts';
 import { parseRunnerSummary, type RunnerSummary } from '../k6/summary.ts';
+import type { RunnerExit } from '../plan.ts';
 
 /** What one runner left: its summary export text (when it wrote one), its log tail, its node. */
 export type RunnerLeftovers = Awaited<ReturnType<Runner['collect']>>;

@@ -1,5 +1,5 @@
-import type { Backend, Runner, RunnerExit } from '../backends/backend.ts';
-import type { RunPlan } from './plan.ts';
+import type { Backend, Runner } from '../backends/backend.ts';
+import type { RunnerExit, RunPlan } from '../plan.ts';
 
 /** The runners of one run, and how each ended so far (filled in as each one exits). */
 export interface LaunchedRunners {

@@ -1,12 +1,13 @@
-import type { Runner, RunnerExit } from '../backends/backend.ts';
+import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import type { Failure } from '../errors.ts';
 import { isStopExit, K6_EXIT, runnerCompleted } from '../k6/exit-codes.ts';
 import { K6_STATUS } from '../k6/rest.ts';
 import type { Threshold } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
-import type { MetricContains } from '../result/result.ts';
+import type { RunnerExit } from '../plan.ts';
+import type { MetricContains } from '../result/schema.ts';
 import { GlobalAbort } from './abort.ts';
-import type { Clock } from './clock.ts';
 import { runnerFailureLine } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';
 import { type PollRound, Progress } from './progress.ts';

@@ -1,16 +1,11 @@
 import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { CheckTotals, K6LiveMetric } from '../k6/rest.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import type { Logger } from '../log.ts';
-import type { MetricContains } from '../result/result.ts';
-import {
-  type RunnerPoll,
-  type Timeline,
-  type TimelinePoint,
-  TimelineRecorder,
-} from '../result/timeseries.ts';
-import type { Clock } from './clock.ts';
+import type { MetricContains, Timeline, TimelinePoint } from '../result/schema.ts';
+import { type RunnerPoll, TimelineRecorder } from '../result/timeseries.ts';
 
 /** What one runner answered at one poll. */
 export interface RunnerSnapshot {

@@ -1,9 +1,9 @@
 import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { errorMessage, interruptedBeforeStart, RunError } from '../errors.ts';
 import { K6_EXIT, K6RefusedError } from '../k6/exit-codes.ts';
 import { RunnerHttpError } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
-import type { Clock } from './clock.ts';
 
 /**
  * The time a setup or teardown request may take beyond k6's own `setupTimeout`/`teardownTimeout`,

@@ -1,7 +1,7 @@
 import type { Backend, Runner, StartOptions } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { errorMessage, RunError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { Clock } from './clock.ts';
 
 /** When the runners started. */
 export interface StartInfo {

@@ -1,6 +1,6 @@
 import type { Runner, VusRecord } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { K6_STATUS, REST_TIMEOUT_MS } from '../k6/rest.ts';
-import type { Clock } from './clock.ts';
 
 /**
  * How often the monitor reads every running runner's `GET /v1/status`, in ms: twice per period at

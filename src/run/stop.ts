@@ -1,7 +1,7 @@
 import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { isRestTimeout } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
-import type { Clock } from './clock.ts';
 
 /**
  * Stop stage: stops every runner still running once (`PATCH /v1/status` `stopped: true`). A runner

@@ -1,7 +1,7 @@
 import type { Runner } from '../backends/backend.ts';
+import type { Clock } from '../clock.ts';
 import { errorMessage, type Failure } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { Clock } from './clock.ts';
 import { LIFECYCLE_REQUEST_MARGIN_MS, lifecycleFailure } from './setup.ts';
 
 /** Options of {@link teardownOnce}. */

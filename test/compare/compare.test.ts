@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compareResults,
-  DEFAULT_GATE,
-  DEFAULT_TOLERANCES,
-  environmentDifferences,
-  judgeChange,
-  parseGate,
-  parseTolerances,
-} from '../../src/compare/compare.ts';
+import { compareResults, parseGate, parseTolerances } from '../../src/compare/compare.ts';
+import { environmentDifferences } from '../../src/compare/environment.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES, judgeChange } from '../../src/compare/judgement.ts';
 import { makeResult } from '../report/support/results.ts';
 
 const options = { tolerances: DEFAULT_TOLERANCES, gate: DEFAULT_GATE };

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { compareResults, DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { compareResults } from '../../src/compare/compare.ts';
 import { applyHistory } from '../../src/compare/history.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { type CommentData, judge, renderSections } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { makeResult } from '../report/support/results.ts';
 
 const options = { tolerances: DEFAULT_TOLERANCES, gate: DEFAULT_GATE };

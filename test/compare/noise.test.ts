@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { describeNoiseVerdict, judgeWithHistory, median, normalRange } from '../../src/compare/noise.ts';
 
 const p95 = { direction: 'lower' as const, tolerance: DEFAULT_TOLERANCES.p95, unit: 'ms' as const };

@@ -1,13 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { K6LiveMetric } from '../../src/k6/rest.ts';
+import { RUN_TAG, RUNNER_TAG } from '../../src/plan.ts';
 import { type CommentData, commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/result.ts';
-import { type Timeline, TimelineRecorder } from '../../src/result/timeseries.ts';
-import { RUN_TAG, RUNNER_TAG } from '../../src/run/plan.ts';
+import type { RunResult, Timeline } from '../../src/result/schema.ts';
+import { TimelineRecorder } from '../../src/result/timeseries.ts';
 import { ROOT, runCli, tempDir, writeScript } from '../support/cli.ts';
 
 // A real local run (the real CLI, 2 real k6 runners, a real HTTP target on 127.0.0.1), then the

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptOutcome } from '../../src/actions/run/runner.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { readAction } from '../docs/support/actions.ts';
 import { type FakeGitHub, type Route, startFakeGitHub } from '../report/support/fake-github.ts';
 import {

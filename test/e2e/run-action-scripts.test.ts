@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScriptOutcome } from '../../src/actions/run/runner.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { runAction, startAction } from '../support/action.ts';
 import { k6ProcessesUnder, tempDir } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { GroupResult, RunResult } from '../../src/result/result.ts';
+import type { GroupResult, RunResult } from '../../src/result/schema.ts';
 import { collectOutput, runCli, tempDir } from '../support/cli.ts';
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunInputs } from '../../src/actions/run/inputs.ts';
 import { runnerPod } from '../../src/backends/kubernetes/manifests.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { planRun } from '../../src/run/plan.ts';
 import { dig, parseYaml, ROOT, readYaml } from '../docs/support/actions.ts';
 import { runCli } from '../support/cli.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { resolveK6Binary } from '../../src/k6/binary.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { runAction, startAction } from '../support/action.ts';
 import { type CliRun, k6ProcessesUnder, leftovers, startCli, tempDir, writeScript } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';

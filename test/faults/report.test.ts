@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { errorMessage, exitCodeFor, RunError } from '../../src/errors.ts';
 import { hasMarker } from '../../src/github/comments.ts';
 import { type CommentData, commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
 import { readRunResult } from '../../src/result/read-result.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { makeResult } from '../report/support/results.ts';
 import { tempDir } from '../support/cli.ts';
 import { type FaultCase, type FaultOutcome, faultTable } from './table.ts';

@@ -7,7 +7,7 @@ import { KubernetesBackend, type KubernetesBackendOptions } from '../../src/back
 import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
 import { parseRunConfig } from '../../src/config.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { runTest } from '../../src/run/index.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 

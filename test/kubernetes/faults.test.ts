@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteRun } from '../../src/backends/kubernetes/backend.ts';
 import { LABELS } from '../../src/backends/kubernetes/manifests.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
 import { type FaultProxy, type FaultRule, startFaultProxy } from './support/fault-proxy.ts';

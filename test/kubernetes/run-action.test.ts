@@ -4,7 +4,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { k6Binary } from '../equivalence/harness.ts';
 import { type ActionStep, runAction, startAction } from '../support/action.ts';
 import { tempDir, writeScript } from '../support/cli.ts';

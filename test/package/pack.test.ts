@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeTarget, type Target } from '../../src/demo/target.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { ROOT, tempDir } from '../support/cli.ts';
 
 // The npm package as a user gets it: `npm pack`, the tarball installed into an empty folder (the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import type { BaselineInfo } from '../../src/compare/baseline.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import {
-  type BaselineInfo,
   COMMENT_LIMIT,
   type CommentData,
   commentMarker,
@@ -11,7 +11,7 @@ import {
   renderReportBodies,
   renderSections,
 } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { makeResult } from '../report/support/results.ts';
 
 const found: BaselineInfo = {

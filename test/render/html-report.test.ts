@@ -3,13 +3,14 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import getPort from 'get-port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareResults, DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { compareResults } from '../../src/compare/compare.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { httpRequest, K6_STATUS, runnerApi } from '../../src/k6/rest.ts';
 import { renderHtmlReport } from '../../src/render/html/report.ts';
 import { CHART_JS_SOURCE, CHART_JS_VERSION } from '../../src/render/html/vendor/chartjs.ts';
-import type { RunResult } from '../../src/result/result.ts';
-import { checkTotalsFromGroups, type Timeline, TimelineRecorder } from '../../src/result/timeseries.ts';
+import type { RunResult, Timeline } from '../../src/result/schema.ts';
+import { checkTotalsFromGroups, TimelineRecorder } from '../../src/result/timeseries.ts';
 import { ROOT, runCli, writeScript } from '../support/cli.ts';
 import { ensureChromium, openInChromium } from './support/chromium.ts';
 

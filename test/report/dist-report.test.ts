@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import { type FakeGitHub, startFakeGitHub } from './support/fake-github.ts';
 import {
   artifact,

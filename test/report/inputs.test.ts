@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INPUT_NAMES, parseReportInputs, readReportInputs } from '../../src/actions/report/inputs.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/compare.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
 import { ConfigurationError } from '../../src/errors.ts';
 
 describe('report action inputs', () => {

@@ -11,7 +11,7 @@ import { report, resolveMode } from '../../src/actions/report/report.ts';
 import type { ArtifactTransfer } from '../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import {
   API,
   artifact,

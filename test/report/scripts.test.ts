@@ -12,7 +12,7 @@ import { reportScripts, type ScriptToReport } from '../../src/actions/report/scr
 import { type ArtifactTransfer, BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
 import { overallVerdict } from '../../src/pr-comment/scripts.ts';
-import type { RunResult } from '../../src/result/result.ts';
+import type { RunResult } from '../../src/result/schema.ts';
 import {
   API,
   artifact,

@@ -1,4 +1,4 @@
-import type { RunResult } from '../../result/result.ts';
+import type { RunResult } from '../../result/schema.ts';
 
 /**
  * The step's one-line failure for a run, or undefined when the run passed. Decided from the run's

@@ -4,8 +4,9 @@ import { errorMessage } from '../../errors.ts';
 import type { ArtifactTransfer } from '../../github/artifacts.ts';
 import { type GitHub, httpStatus } from '../../github/client.ts';
 import { type StickyCommentTarget, upsertComment } from '../../github/comments.ts';
-import { type CommentData, describeDelta, type RenderedReport } from '../../pr-comment/comment.ts';
+import type { CommentData, RenderedReport } from '../../pr-comment/comment.ts';
 import type { RenderedScriptsReport, ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
+import { describeDelta } from '../../render/delta.ts';
 import type { ActionContext } from './context.ts';
 import type { Mode, ReportActionInputs } from './inputs.ts';
 

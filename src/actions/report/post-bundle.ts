@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { METRIC_IDS, parseGate } from '../../compare/compare.ts';
+import { baselineInfoSchema, baselineRunSchema } from '../../compare/baseline.ts';
+import { parseGate } from '../../compare/compare.ts';
+import { METRIC_IDS } from '../../compare/judgement.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
@@ -12,8 +14,6 @@ import {
 import { findPullRequest } from '../../github/pulls.ts';
 import { firstIssue } from '../../inputs/parse.ts';
 import {
-  baselineInfoSchema,
-  baselineRunSchema,
   type CommentData,
   commentMarker,
   defaultTitle,
@@ -21,7 +21,7 @@ import {
 } from '../../pr-comment/comment.ts';
 import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';
-import { runResultSchema } from '../../result/result.ts';
+import { runResultSchema } from '../../result/schema.ts';
 import { runUrl } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {

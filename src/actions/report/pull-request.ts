@@ -1,3 +1,4 @@
+import type { BaseHistory, BaselineInfo } from '../../compare/baseline.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
@@ -9,8 +10,6 @@ import {
 import { findBaseline, findHistory } from '../../github/baseline.ts';
 import type { GitHub } from '../../github/client.ts';
 import {
-  type BaseHistory,
-  type BaselineInfo,
   type CommentData,
   commentMarker,
   type Fitted,
@@ -21,7 +20,7 @@ import {
 import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import { readRunResult } from '../../result/read-result.ts';
-import type { RunResult } from '../../result/result.ts';
+import type { RunResult } from '../../result/schema.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {

@@ -13,7 +13,7 @@ import type { Logger } from '../../log.ts';
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import type { HtmlReportInput } from '../../render/html/report.ts';
 import { type ReportOptions, renderReport } from '../../render/markdown.ts';
-import type { RunResult } from '../../result/result.ts';
+import type { RunResult } from '../../result/schema.ts';
 import { runTest } from '../../run/index.ts';
 import { newRunId } from '../../run/plan.ts';
 import { runFailure } from '../common/failure.ts';

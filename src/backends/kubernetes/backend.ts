@@ -15,8 +15,8 @@ import {
   runnerApi,
 } from '../../k6/rest.ts';
 import type { Logger } from '../../log.ts';
-import type { RunPlan } from '../../run/plan.ts';
-import type { Backend, Runner, RunnerExit, ScheduledStart, StartOptions } from '../backend.ts';
+import type { RunnerExit, RunPlan } from '../../plan.ts';
+import type { Backend, Runner, ScheduledStart, StartOptions } from '../backend.ts';
 import {
   closePooledConnections,
   DEFAULT_RETRY,

@@ -1,7 +1,7 @@
 import type { V1ConfigMap, V1Pod, V1Toleration } from '@kubernetes/client-node';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { COMPACT_SUMMARY_FORMAT } from '../../k6/summary.ts';
-import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../run/plan.ts';
+import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
 
 /**
  * The Kubernetes objects of one run, as plain data (no API calls here):

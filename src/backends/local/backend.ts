@@ -6,8 +6,9 @@ import { createInterface } from 'node:readline';
 import getPort from 'get-port';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
-import { type RunPlan, runnerArgs, runnerEnv } from '../../run/plan.ts';
-import type { Backend, Runner, RunnerExit } from '../backend.ts';
+import type { RunnerExit } from '../../plan.ts';
+import { type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
+import type { Backend, Runner } from '../backend.ts';
 import { Watchdog } from './watchdog.ts';
 
 /** How long a runner may take to exit after SIGTERM before it is killed, in ms. */

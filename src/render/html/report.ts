@@ -1,9 +1,8 @@
 import type { Comparison, MetricDelta } from '../../compare/compare.ts';
 import { parseThresholdExpression, percentileKey } from '../../k6/thresholds.ts';
-import { formatDelta, formatDeltaValue } from '../../pr-comment/comment.ts';
-import type { GroupResult, RunResult } from '../../result/result.ts';
-import type { Timeline } from '../../result/timeseries.ts';
+import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
+import { formatDelta, formatDeltaValue } from '../delta.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { CLIENT_SCRIPT } from './client.ts';

@@ -1,4 +1,4 @@
-import { RESULT_SCHEMA, type RunEnvironment, type RunResult } from '../../../src/result/result.ts';
+import { RESULT_SCHEMA, type RunEnvironment, type RunResult } from '../../../src/result/schema.ts';
 
 /** Key numbers of a synthetic result: latency in ms, rps per second, rates as fractions. */
 export interface Shape {
@@ -15,7 +15,7 @@ export interface Shape {
 }
 
 /**
- * A result JSON as the run action writes it (src/result/result.ts), with the given key numbers, two
+ * A result JSON as the run action writes it (src/result/schema.ts), with the given key numbers, two
  * runners, one threshold and one check.
  */
 export function makeResult(shape: Shape = {}, overrides: Partial<RunResult> = {}): RunResult {

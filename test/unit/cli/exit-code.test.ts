@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../../src/cli/program.ts';
 import type { FailureKind } from '../../../src/errors.ts';
-import type { RunResult } from '../../../src/result/result.ts';
+import type { RunResult } from '../../../src/result/schema.ts';
 
 /** A finished run's result, as far as the exit code reads it. */
 function result(failureKinds: FailureKind[], exitCodes: number[] = [0, 0]): RunResult {

@@ -8,7 +8,7 @@ import {
   parseThresholdExpression,
   parseThresholds,
 } from '../../../src/k6/thresholds.ts';
-import type { MetricResult } from '../../../src/result/result.ts';
+import type { MetricResult } from '../../../src/result/schema.ts';
 
 describe('threshold expressions (k6 thresholds_parser.go rules)', () => {
   it.each([

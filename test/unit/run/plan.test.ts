@@ -12,15 +12,8 @@ import {
   splitK6Args,
   splittingWarnings,
 } from '../../../src/k6/preflight.ts';
-import {
-  executionSegmentSequence,
-  executionSegments,
-  planRun,
-  RUN_TAG,
-  RUNNER_TAG,
-  runnerArgs,
-  runnerEnv,
-} from '../../../src/run/plan.ts';
+import { RUN_TAG, RUNNER_TAG, runnerArgs, runnerEnv } from '../../../src/plan.ts';
+import { executionSegmentSequence, executionSegments, planRun } from '../../../src/run/plan.ts';
 
 describe('run plan', () => {
   it('gives runner i of N the segment i/N:(i+1)/N and all of them the full sequence', () => {

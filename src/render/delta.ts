@@ -1,0 +1,52 @@
+/**
+ * A metric's change between two runs as text: its values, the signed delta and the change cell.
+ * Shared by the PR comment, the HTML report and the report action's annotations.
+ */
+
+import type { MetricDelta } from '../compare/compare.ts';
+import { formatMs, formatPercent, formatRate } from './format.ts';
+
+/** A value in its unit: ms, requests per second, or a percentage for rates. */
+export function formatDeltaValue(d: MetricDelta, value: number | undefined): string {
+  if (value === undefined) return '—';
+  if (d.unit === 'ms') return formatMs(value);
+  if (d.unit === '/s') return formatRate(value);
+  return formatPercent(value);
+}
+
+/** A signed delta with its relative change: `+3.00ms (+25.0%)`, `-0.20 pp`, `—` when not comparable. */
+export function formatDelta(d: MetricDelta): string {
+  if (d.delta === undefined) return '—';
+  const sign = d.delta > 0 ? '+' : d.delta < 0 ? '-' : '±';
+  const abs = Math.abs(d.delta);
+  const amount =
+    d.unit === 'ms' ? formatMs(abs) : d.unit === '/s' ? formatRate(abs) : `${(abs * 100).toFixed(2)} pp`;
+  const rel =
+    d.deltaPct === undefined || !Number.isFinite(d.deltaPct)
+      ? ''
+      : ` (${d.deltaPct > 0 ? '+' : d.deltaPct < 0 ? '-' : '±'}${Math.abs(d.deltaPct).toFixed(1)}%)`;
+  return `${sign}${amount}${rel}`;
+}
+
+/** The direction-aware change cell. */
+export function formatChange(d: MetricDelta, judged: boolean): string {
+  switch (d.change) {
+    case 'better':
+      return '🟢 better';
+    case 'unchanged':
+      return d.noise && d.baselineChange === 'worse'
+        ? "⚪ within the history's normal range"
+        : '⚪ within tolerance';
+    case 'missing':
+      return '—';
+    case 'worse':
+      if (!judged) return '🟠 worse (not judged)';
+      return d.gated ? '🔴 worse' : '🟠 worse (not gated)';
+  }
+}
+
+/** One regression as a line for annotations and the verdict: `Latency p95 12.00ms -> 15.00ms (+3.00ms (+25.0%))`. */
+export function describeDelta(d: MetricDelta): string {
+  const label = d.id === 'submetric' ? `${d.label} ${d.source.slice(d.label.length + 1)}` : d.label;
+  return `${label} ${formatDeltaValue(d, d.base)} -> ${formatDeltaValue(d, d.head)} (${formatDelta(d)})`;
+}
