@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{d as r}from"./chunks/chunk-BFCV2JUX.js";import"./chunks/chunk-AXNKAMKP.js";import"./chunks/chunk-A5P5XBVI.js";import"./chunks/chunk-XVKKP4BS.js";await r();
+import{d as r}from"./chunks/chunk-FO3FVPZI.js";import"./chunks/chunk-FUOGR3LG.js";import"./chunks/chunk-PLQQ4UNK.js";import"./chunks/chunk-VKAPNOEX.js";await r();

@@ -35,6 +35,11 @@ export const runConfigSchema = z.object({
   /** Where the markdown report goes, if anywhere. */
   reportPath: z.string().min(1).optional(),
   /**
+   * Where the HTML report goes, if anywhere: named here so that it is checked with the other
+   * outputs before the load (src/inputs/output-paths.ts); the caller writes it.
+   */
+  htmlPath: z.string().min(1).optional(),
+  /**
    * The k6 binary of the preflight (and of the local backend's runners): an xk6 build that matches
    * a custom runner image. Resolved from K6_BINARY, PATH and the pinned build when absent.
    */
@@ -72,6 +77,7 @@ export const RUN_CONFIG_FLAGS = {
   k6Args: '--k6-args',
   resultPath: '--out',
   reportPath: '--report',
+  htmlPath: '--html',
   k6Binary: '--k6',
   startTimeoutS: '--start-timeout',
   graceS: '--grace',

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
@@ -13,7 +12,9 @@ import { type KubernetesInputs, kubernetesEnvironment } from '../inputs/kubernet
 import { resolveK6Binary } from '../k6/binary.ts';
 import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
-import { htmlReportPath, writeHtmlReport } from '../render/html/file.ts';
+import { outputKind, writeOutputFile } from '../output-file.ts';
+import { htmlReportPath } from '../render/html/file.ts';
+import { renderHtmlReport } from '../render/html/report.ts';
 import { renderReport } from '../render/markdown.ts';
 import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
@@ -75,6 +76,35 @@ const FLAG_NAMES: Record<keyof RunFlags, string> = {
 };
 
 /**
+ * The HTML report's path: `--html`, or next to the result JSON (`.html`) unless `--no-html`; none
+ * when the result goes to a device or FIFO (`-o /dev/null`), where a file beside it would be made
+ * in `/dev`.
+ */
+async function htmlPathOf(flags: RunFlags): Promise<string | undefined> {
+  if (flags.html === false) return undefined;
+  if (flags.html !== undefined) return flags.html;
+  const resultPath = flags.out ?? DEFAULTS.resultPath;
+  return (await outputKind(resultPath)) === 'file' ? htmlReportPath(resultPath) : undefined;
+}
+
+/**
+ * Writes one output after the run, when it was asked for.
+ * @throws RunError `incomplete` naming the flag and the file, e.g. `--html: could not write r.html:
+ *   ENOSPC: …; the result is in r.json`.
+ */
+async function writeAfterRun(
+  file: string | undefined,
+  flag: string,
+  resultPath: string,
+  render: () => string,
+): Promise<void> {
+  if (!file) return;
+  await writeOutputFile(file, render()).catch((error: unknown) => {
+    throw new RunError('incomplete', `${flag}: ${errorMessage(error)}; the result is in ${resultPath}`);
+  });
+}
+
+/**
  * Runs a test. `kubernetes` is the validated Kubernetes flags with `--backend kubernetes`, else
  * undefined (the local backend). Every input is checked, and the cluster credentials loaded, before
  * the preflight; Ctrl-C stops the runners and removes what the run created, a second one kills
@@ -98,6 +128,7 @@ async function runCommand(
       k6Args: [...parseArgsStringToArgv(flags.k6Args ?? ''), ...extra],
       resultPath: flags.out,
       reportPath: flags.report,
+      htmlPath: await htmlPathOf(flags),
       k6Binary: flags.k6,
       startTimeoutS: flags.startTimeout,
       graceS: flags.grace,
@@ -150,23 +181,14 @@ async function runCommand(
     const report = renderReport(result);
     process.stdout.write(`\n${report}\n`);
     stderrLog.info(`result written to ${config.resultPath}`);
-    if (flags.html !== false) {
-      const html = flags.html ?? htmlReportPath(config.resultPath);
-      await writeHtmlReport(html, { result });
-      stderrLog.info(`HTML report written to ${html}`);
-    }
-    if (config.reportPath) {
-      // Checked before the run; a write that fails all the same keeps the result and says why. A
-      // file is read where Mermaid renders (GitHub, editors): it gets the charts, stdout does not.
-      await writeFile(config.reportPath, renderReport(result, { charts: true })).catch(
-        (error: NodeJS.ErrnoException) => {
-          throw new RunError(
-            'incomplete',
-            `--report: could not write ${config.reportPath} (${error.code ?? errorMessage(error)}); the result is in ${config.resultPath}`,
-          );
-        },
-      );
-    }
+    // Every output was checked before the load; a write that fails all the same keeps the result
+    // and says which file failed. A file is read where Mermaid renders (GitHub, editors): the
+    // markdown report gets the charts, stdout does not.
+    await writeAfterRun(config.htmlPath, '--html', config.resultPath, () => renderHtmlReport({ result }));
+    if (config.htmlPath) stderrLog.info(`HTML report written to ${config.htmlPath}`);
+    await writeAfterRun(config.reportPath, '--report', config.resultPath, () =>
+      renderReport(result, { charts: true }),
+    );
     return exitCodeOf(result, controller.signal.aborted);
   } catch (error) {
     throw withFlagNames(error);

@@ -18,13 +18,16 @@ export interface OutputPath {
  * Checks that every output can be written: it is not a directory, its folder exists and is
  * writable (the result is written to a temporary file in it and renamed), an existing file is
  * writable, and no two outputs, nor an output and one of `inputs` (the script), name the same file.
+ * An existing character device or FIFO (`/dev/null`, `/dev/stdout` on a pipe) is written in place
+ * (src/output-file.ts) and may be named by several outputs; a socket or a block device is refused,
+ * and so is a new file in `/dev` (a typo there would leave a regular file among the devices).
  * @throws ConfigurationError naming the input, e.g. `--out: the folder /nonexistent does not exist`.
  */
 export async function checkOutputPaths(
   outputs: readonly OutputPath[],
   inputs: readonly OutputPath[] = [],
 ): Promise<void> {
-  const seen: Array<OutputPath & { id: string }> = [];
+  const seen: Array<OutputPath & { id: string; stream?: boolean }> = [];
   for (const input of inputs) {
     const inputStat = await stat(input.path).catch(() => undefined);
     if (inputStat) seen.push({ ...input, id: `${inputStat.dev}:${inputStat.ino}` });
@@ -35,6 +38,27 @@ export async function checkOutputPaths(
     const fileStat = await stat(file).catch(() => undefined);
     if (fileStat?.isDirectory()) {
       throw new ConfigurationError(`${output.input}: ${output.path} is a directory; name a file`);
+    }
+    if (fileStat && (fileStat.isSocket() || fileStat.isBlockDevice())) {
+      const kind = fileStat.isSocket() ? 'a socket' : 'a block device';
+      throw new ConfigurationError(`${output.input}: ${output.path} is ${kind}; name a file`);
+    }
+    const stream = fileStat !== undefined && (fileStat.isCharacterDevice() || fileStat.isFIFO());
+    if (stream) {
+      try {
+        await access(file, constants.W_OK);
+      } catch {
+        throw new ConfigurationError(`${output.input}: ${output.path} is not writable`);
+      }
+      if (!seen.some((s) => s.id === `${fileStat.dev}:${fileStat.ino}` && !s.stream)) {
+        seen.push({ ...output, id: `${fileStat.dev}:${fileStat.ino}`, stream: true });
+        continue;
+      }
+    }
+    if (!fileStat && (folder === '/dev' || folder.startsWith('/dev/'))) {
+      throw new ConfigurationError(
+        `${output.input}: ${output.path} does not exist, and no file is made in /dev; name a file elsewhere`,
+      );
     }
     const folderStat = await stat(folder).catch(() => undefined);
     if (!folderStat) throw new ConfigurationError(`${output.input}: the folder ${folder} does not exist`);

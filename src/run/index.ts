@@ -23,7 +23,7 @@ import type { Logger } from '../log.ts';
 import type { RunnerExit, RunPlan } from '../plan.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
 import { buildResult, summaryData, testWindowS } from '../result/build.ts';
-import { writeResultFile } from '../result/file.ts';
+import { writeResultOrKeep } from '../result/file.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { barrier } from './barrier.ts';
 import { collectAll } from './collect.ts';
@@ -71,6 +71,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
     [
       { input: name('resultPath'), path: config.resultPath },
       ...(config.reportPath ? [{ input: name('reportPath'), path: config.reportPath }] : []),
+      ...(config.htmlPath ? [{ input: name('htmlPath'), path: config.htmlPath }] : []),
     ],
     [{ input: name('script'), path: config.script }],
   );
@@ -115,7 +116,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       ...(deps.environment ? { environment: deps.environment } : {}),
     });
     if (plan.runId) result.runId = plan.runId;
-    await writeResultFile(config.resultPath, result);
+    await writeResultOrKeep(config.resultPath, result, name('resultPath'));
     // `--summary-mode disabled` skips handleSummary in k6 too.
     if (pre.handleSummary && result.summary && pre.summaryMode !== 'disabled') {
       await runHandleSummary({

@@ -18,7 +18,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  */
 const LAYERS: readonly (readonly string[])[] = [
   // 0. Leaves: the contracts and the cross-cutting facts. They import nothing of ours.
-  ['src/result/schema.ts', 'src/log.ts', 'src/clock.ts'],
+  ['src/result/schema.ts', 'src/log.ts', 'src/clock.ts', 'src/output-file.ts'],
   // 1. Failure kinds and exit codes, the plan contract, the quantile math.
   ['src/errors.ts', 'src/plan.ts', 'src/result/quantiles.ts'],
   // 2. Facts about k6.

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+import { writeOutputFile } from '../../output-file.ts';
 import { type HtmlReportInput, renderHtmlReport } from './report.ts';
 
 /**
@@ -13,9 +13,10 @@ export function htmlReportPath(resultPath: string): string {
 }
 
 /**
- * Renders the self-contained HTML report (src/render/html/report.ts) and writes it atomically.
- * @throws when the file cannot be written.
+ * Renders the self-contained HTML report (src/render/html/report.ts) and writes it atomically
+ * (src/output-file.ts: all of it or, on failure, the previous file left as it was).
+ * @throws Error `could not write <file>: <reason>`.
  */
 export async function writeHtmlReport(file: string, input: HtmlReportInput): Promise<void> {
-  await writeFileAtomic(file, renderHtmlReport(input));
+  await writeOutputFile(file, renderHtmlReport(input));
 }
