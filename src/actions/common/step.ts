@@ -3,23 +3,63 @@ import os from 'node:os';
 import path from 'node:path';
 import { DefaultArtifactClient } from '@actions/artifact';
 import * as core from '@actions/core';
-import { ConfigurationError, errorMessage } from '../../errors.ts';
 import { createGitHub } from '../../github/client.ts';
+import type { Logger } from '../../log.ts';
 import type { ActionContext } from '../report/context.ts';
 import type { ReportDeps, ReportOutcome } from '../report/outcome.ts';
+import { type StepFailure, stepFailure } from './failure.ts';
 
 /**
- * The I/O every action step shares with @actions/core: the job summary, failing the step, the
- * report's clients and how a report outcome reaches the step (warnings, annotations, failure).
+ * The one file of the actions that talks to @actions/core: inputs, outputs, state for the post
+ * step, secrets, the job summary, failing the step, the report's clients and how a report outcome
+ * reaches the step (warnings, annotations, failure). The actions' runners go through it; their
+ * logic gets what it needs as arguments and returns values.
  */
 
-/** Writes markdown to the job summary; logs instead when the runner gives no GITHUB_STEP_SUMMARY. */
-export async function writeSummary(markdown: string): Promise<void> {
-  if (!process.env.GITHUB_STEP_SUMMARY) {
+/** The step log: @actions/core is a {@link Logger} as it is. */
+export const stepLog: Logger = core;
+
+/** Reads an input as the runner gives it (INPUT_<NAME>); '' when unset. */
+export function getInput(name: string): string {
+  return core.getInput(name);
+}
+
+/** Sets the step's outputs, in the order given (GITHUB_OUTPUT). */
+export function setOutputs(outputs: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(outputs)) core.setOutput(name, value);
+}
+
+/** Saves a value for the post step (GITHUB_STATE). */
+export function saveState(name: string, value: string): void {
+  core.saveState(name, value);
+}
+
+/** Reads a value the main step saved (STATE_<name>); '' when it saved none. */
+export function getState(name: string): string {
+  return core.getState(name);
+}
+
+/** Masks each value in the step log from now on. */
+export function maskSecrets(secrets: Iterable<string>): void {
+  for (const secret of secrets) core.setSecret(secret);
+}
+
+/**
+ * Writes markdown to the job summary; logs instead when the runner gives no GITHUB_STEP_SUMMARY.
+ * @param required throw instead when there is no GITHUB_STEP_SUMMARY (@actions/core's error).
+ */
+export async function writeSummary(markdown: string, required = false): Promise<void> {
+  if (!required && !process.env.GITHUB_STEP_SUMMARY) {
     core.info('no GITHUB_STEP_SUMMARY: the job summary is not written');
     return;
   }
   await core.summary.addRaw(markdown).write();
+}
+
+/** Fails the step with the failure's one line; its stack, if any, goes to the debug log first. */
+export function applyFailure(failure: StepFailure): void {
+  if (failure.stack) core.debug(failure.stack);
+  core.setFailed(failure.message);
 }
 
 /**
@@ -27,11 +67,7 @@ export async function writeSummary(markdown: string): Promise<void> {
  * anything else as `prefix: message`, with its stack in the debug log.
  */
 export function failStep(error: unknown, prefix: string): void {
-  if (error instanceof ConfigurationError) core.setFailed(error.message);
-  else {
-    core.debug(error instanceof Error && error.stack ? error.stack : String(error));
-    core.setFailed(`${prefix}: ${errorMessage(error)}`);
-  }
+  applyFailure(stepFailure(error, prefix));
 }
 
 /**

@@ -1,19 +1,19 @@
-import * as core from '@actions/core';
-import { applyOutcome, failStep, reportDeps } from '../common/step.ts';
+import { applyOutcome, failStep, getInput, reportDeps, setOutputs } from '../common/step.ts';
 import { actionContext } from './context.ts';
 import { readReportInputs } from './inputs.ts';
 import { report } from './report.ts';
 
 /**
- * The runner of the `report` action: inputs -> logic -> outputs. The one place that talks to
- * @actions/core and the one try/catch: a ConfigurationError fails the step with its own one-line
- * message; anything else fails it with `report failed: …` and its stack in the debug log.
+ * The runner of the `report` action: inputs -> logic -> outputs. The one place of the action that
+ * talks to @actions/core (through src/actions/common/step.ts) and the one try/catch: a
+ * ConfigurationError fails the step with its own one-line message; anything else fails it with
+ * `report failed: …` and its stack in the debug log.
  */
 export async function run(): Promise<void> {
   try {
-    const inputs = readReportInputs((name) => core.getInput(name));
+    const inputs = readReportInputs(getInput);
     const outcome = await report(inputs, reportDeps(inputs.token, actionContext()));
-    for (const [name, value] of Object.entries(outcome.outputs)) core.setOutput(name, value);
+    setOutputs({ ...outcome.outputs });
     applyOutcome(outcome);
   } catch (error) {
     failStep(error, 'report failed');

@@ -1,7 +1,14 @@
-import * as core from '@actions/core';
 import { ConfigurationError } from '../../errors.ts';
 import { expandScripts } from '../../inputs/scripts.ts';
-import { applyOutcome, failStep, reportDeps, writeSummary } from '../common/step.ts';
+import {
+  applyOutcome,
+  failStep,
+  getInput,
+  reportDeps,
+  setOutputs,
+  stepLog,
+  writeSummary,
+} from '../common/step.ts';
 import { actionContext } from '../report/context.ts';
 import type { ReportActionInputs } from '../report/inputs.ts';
 import type { ReportDeps, ReportOutcome, ReportOutputs } from '../report/outcome.ts';
@@ -30,8 +37,11 @@ const REPORT_OUTPUTS: ReadonlyArray<[from: keyof ReportOutputs, to: string]> = [
 ];
 
 function setReportOutputs(outputs?: ReportOutputs): void {
-  for (const [from, to] of REPORT_OUTPUTS)
-    core.setOutput(to, outputs?.[from] ?? (from === 'regressions' ? '[]' : ''));
+  setOutputs(
+    Object.fromEntries(
+      REPORT_OUTPUTS.map(([from, to]) => [to, outputs?.[from] ?? (from === 'regressions' ? '[]' : '')]),
+    ),
+  );
 }
 
 /**
@@ -39,16 +49,13 @@ function setReportOutputs(outputs?: ReportOutputs): void {
  * for several scripts (each is compared with its own stored baseline).
  */
 async function readInputs(): Promise<MainInputs> {
-  const inputs = readMainInputs((name) => core.getInput(name));
+  const inputs = readMainInputs(getInput);
   if (inputs.report && resolveMode(inputs.report.mode, actionContext()) === 'post-bundle') {
     throw new ConfigurationError(
       'mode: post-bundle posts the report bundle of another run and runs no test; use actions/report in the workflow_run workflow',
     );
   }
-  if (
-    inputs.report?.baselinePath &&
-    (await expandScripts(core.getInput('script'), process.cwd())).length > 1
-  ) {
+  if (inputs.report?.baselinePath && (await expandScripts(getInput('script'), process.cwd())).length > 1) {
     throw new ConfigurationError(
       'baseline: one result file cannot be the baseline of several scripts; leave it empty to compare each script with its own stored baseline',
     );
@@ -92,7 +99,7 @@ export async function run(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // The run's runner reads the same inputs (core.getInput). When the report runs, it writes the
+  // The run's runner reads the same inputs (getInput). When the report runs, it writes the
   // job summary (the comparison includes the run's report), so the run does not write it too.
   let ran: RunStepOutcome | undefined;
   try {
@@ -106,7 +113,7 @@ export async function run(): Promise<void> {
 
   if (!inputs.report || !ran || !withResult || cancelled) {
     if (inputs.report)
-      core.info(
+      stepLog.info(
         cancelled ? 'report: skipped, the run was cancelled' : 'report: skipped, the run wrote no result',
       );
     if (inputs.report && ran && inputs.jobSummary) await writeSummary(ran.summary);
