@@ -19,8 +19,8 @@ import {
   workflowRuns,
 } from '../support/github.ts';
 import { makeResult } from '../support/results.ts';
-import { zipStored } from '../support/zip.ts';
 import { tempDir } from '../support/temp.ts';
+import { zipStored } from '../support/zip.ts';
 
 /**
  * The bundled action (dist/report.js) run the way the GitHub runner runs a node24 action: `node

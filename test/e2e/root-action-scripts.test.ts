@@ -6,6 +6,8 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { readAction } from '../docs/support/actions.ts';
+import { type ActionStep, runAction } from '../support/action.ts';
+import { ROOT, tempDir } from '../support/cli.ts';
 import { type FakeGitHub, type Route, startFakeGitHub } from '../support/fake-github.ts';
 import {
   artifact,
@@ -20,8 +22,6 @@ import {
   workflowRuns,
 } from '../support/github.ts';
 import { zipStored } from '../support/zip.ts';
-import { type ActionStep, runAction } from '../support/action.ts';
-import { ROOT, tempDir } from '../support/cli.ts';
 
 // The root action (dist/main.js, as GitHub runs it) with two scripts on a pull request: real k6
 // with the local backend against a real target on 127.0.0.1, then the report against a small fake

@@ -2,9 +2,9 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, readAction } from '../docs/support/actions.ts';
-import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
 import { type ActionStep, runAction } from '../support/action.ts';
 import { tempDir } from '../support/cli.ts';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
 import { type Shop, startShop } from './support/shop.ts';
 
 // The root action (action.yml -> dist/main.js), run the way GitHub runs a node24 action: every
