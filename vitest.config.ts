@@ -14,6 +14,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           setupFiles,
           maxWorkers: '100%',
+          // One module graph per worker, not per file: about a third less wall time (imports were a
+          // third of it). Safe here: no test mocks modules or globals, and nock is set up per file.
+          isolate: false,
           // Projects with different maxWorkers run one after the other: unit first, it fails fast.
           sequence: { groupOrder: 0 },
           testTimeout: 30_000,
