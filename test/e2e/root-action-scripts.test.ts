@@ -6,7 +6,9 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { readAction } from '../docs/support/actions.ts';
-import { type FakeGitHub, type Route, startFakeGitHub } from '../report/support/fake-github.ts';
+import { type ActionStep, runAction } from '../support/action.ts';
+import { ROOT, tempDir } from '../support/cli.ts';
+import { type FakeGitHub, type Route, startFakeGitHub } from '../support/fake-github.ts';
 import {
   artifact,
   artifacts,
@@ -18,10 +20,8 @@ import {
   REPO,
   workflowRun,
   workflowRuns,
-} from '../report/support/github.ts';
-import { zipStored } from '../report/support/zip.ts';
-import { type ActionStep, runAction } from '../support/action.ts';
-import { ROOT, tempDir } from '../support/cli.ts';
+} from '../support/github.ts';
+import { zipStored } from '../support/zip.ts';
 
 // The root action (dist/main.js, as GitHub runs it) with two scripts on a pull request: real k6
 // with the local backend against a real target on 127.0.0.1, then the report against a small fake
@@ -30,7 +30,7 @@ import { ROOT, tempDir } from '../support/cli.ts';
 
 const action = readAction('root');
 const REPO_PATH = `/repos/${OWNER}/${REPO}`;
-const PR_EVENT = path.join(ROOT, 'test/report/fixtures/pull_request.opened.json');
+const PR_EVENT = path.join(ROOT, 'test/support/fixtures/pull_request.opened.json');
 const SCRIPTS = ['load/api.js', 'load/checkout.js'];
 const ARTIFACTS: Record<string, number> = {
   'k6-distributed-baseline-default-load-api.js': 7001,

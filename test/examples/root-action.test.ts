@@ -2,9 +2,9 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, readAction } from '../docs/support/actions.ts';
-import { type FakeGitHub, startFakeGitHub } from '../report/support/fake-github.ts';
 import { type ActionStep, runAction } from '../support/action.ts';
 import { tempDir } from '../support/cli.ts';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
 import { type Shop, startShop } from './support/shop.ts';
 
 // The root action (action.yml -> dist/main.js), run the way GitHub runs a node24 action: every
@@ -16,7 +16,7 @@ import { type Shop, startShop } from './support/shop.ts';
 const action = readAction('root');
 const OWNER = 'Codertocat';
 const REPO = 'Hello-World';
-const PR_EVENT = path.join(ROOT, 'test/report/fixtures/pull_request.opened.json');
+const PR_EVENT = path.join(ROOT, 'test/support/fixtures/pull_request.opened.json');
 
 let shop: Shop;
 let github: FakeGitHub;

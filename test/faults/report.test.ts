@@ -6,8 +6,8 @@ import { hasMarker } from '../../src/github/comments.ts';
 import { type CommentData, commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
 import { readRunResult } from '../../src/result/read-result.ts';
 import type { RunResult } from '../../src/result/schema.ts';
-import { makeResult } from '../report/support/results.ts';
 import { tempDir } from '../support/cli.ts';
+import { makeResult } from '../support/results.ts';
 import { type FaultCase, type FaultOutcome, faultTable } from './table.ts';
 
 // The report side's hostile inputs: results, baselines and bundles come from runs a pull request

@@ -1,8 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunResult } from '../../src/result/schema.ts';
+import { tempDir } from './temp.ts';
+
+export { tempDir };
 
 /** The repository root. */
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -18,11 +20,6 @@ export interface CliRun {
   tmp: string;
   /** The parsed result JSON, when the CLI wrote one. */
   result?: RunResult;
-}
-
-/** A fresh folder for one test. */
-export function tempDir(prefix = 'k6d-test-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
 /**

@@ -1,6 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -215,28 +213,6 @@ describe('runner log', () => {
     expect(extractSummary('no summary here')).toEqual({ rest: 'no summary here' });
     expect(extractSummary(exported.split('\n').slice(0, -2).join('\n')).summary).toBeUndefined();
     expect(extractSummary('{\n    "other": 1\n}').summary).toBeUndefined();
-  });
-
-  it('reads what k6 itself writes with --summary-export /dev/stdout into a pipe, with its logs on stderr', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'k6d-stdout-'));
-    const script = path.join(dir, 's.js');
-    writeFileSync(
-      script,
-      "export const options = { vus: 1, iterations: 3 };\nexport default function () { console.log('a log line'); }\n",
-    );
-    const out = spawnSync(
-      'sh',
-      [
-        '-c',
-        '"$K6" run --quiet --no-color --no-usage-report --summary-export /dev/stdout "$1" 2>&1 | cat',
-        'sh',
-        script,
-      ],
-      { env: { ...process.env, K6: process.env.K6_BINARY! }, encoding: 'utf8' },
-    );
-    const { summary, rest } = extractSummary(out.stdout);
-    expect(JSON.parse(summary!).metrics.iterations.count).toBe(3);
-    expect(rest).toContain('a log line');
   });
 });
 

@@ -4,15 +4,15 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { RUN_ACTION_INPUTS, readRunInputs } from '../../src/actions/run/inputs.ts';
-import { runnerPod } from '../../src/backends/kubernetes/manifests.ts';
-import { addKubernetesOptions, readKubernetesFlags, withFlagNames } from '../../src/cli/kubernetes.ts';
-import { buildProgram } from '../../src/cli/program.ts';
-import { ConfigurationError } from '../../src/errors.ts';
-import { DEFAULTS } from '../../src/inputs/defaults.ts';
-import { KUBERNETES_INPUTS, kubernetesBackendOptions } from '../../src/inputs/kubernetes.ts';
-import { planRun } from '../../src/run/plan.ts';
-import { ROOT } from '../support/cli.ts';
+import { RUN_ACTION_INPUTS, readRunInputs } from '../../../src/actions/run/inputs.ts';
+import { runnerPod } from '../../../src/backends/kubernetes/manifests.ts';
+import { addKubernetesOptions, readKubernetesFlags, withFlagNames } from '../../../src/cli/kubernetes.ts';
+import { buildProgram } from '../../../src/cli/program.ts';
+import { ConfigurationError } from '../../../src/errors.ts';
+import { DEFAULTS } from '../../../src/inputs/defaults.ts';
+import { KUBERNETES_INPUTS, kubernetesBackendOptions } from '../../../src/inputs/kubernetes.ts';
+import { planRun } from '../../../src/run/plan.ts';
+import { ROOT } from '../../support/cli.ts';
 
 // The Kubernetes inputs are read by one parser for the run action, the root action and the CLI:
 // the same values are accepted, and every error names the input as the user wrote it (`spread`

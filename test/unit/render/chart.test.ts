@@ -8,8 +8,8 @@ import {
   timelineCharts,
   timelineMarkdown,
   trendMarkdown,
-} from '../../src/render/chart.ts';
-import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from '../../src/result/schema.ts';
+} from '../../../src/render/chart.ts';
+import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from '../../../src/result/schema.ts';
 
 type Mermaid = typeof import('mermaid').default;
 let mermaid: Mermaid;

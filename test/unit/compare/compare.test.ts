@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compareResults, parseGate, parseTolerances } from '../../src/compare/compare.ts';
-import { environmentDifferences } from '../../src/compare/environment.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES, judgeChange } from '../../src/compare/judgement.ts';
-import { makeResult } from '../report/support/results.ts';
+import { compareResults, parseGate, parseTolerances } from '../../../src/compare/compare.ts';
+import { environmentDifferences } from '../../../src/compare/environment.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES, judgeChange } from '../../../src/compare/judgement.ts';
+import { makeResult } from '../../support/results.ts';
 
 const options = { tolerances: DEFAULT_TOLERANCES, gate: DEFAULT_GATE };
 const ms = (relativePct: number, absolute: number) => ({ relativePct, absolute });

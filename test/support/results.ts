@@ -1,4 +1,4 @@
-import { RESULT_SCHEMA, type RunEnvironment, type RunResult } from '../../../src/result/schema.ts';
+import { RESULT_SCHEMA, type RunEnvironment, type RunResult } from '../../src/result/schema.ts';
 
 /** Key numbers of a synthetic result: latency in ms, rps per second, rates as fractions. */
 export interface Shape {

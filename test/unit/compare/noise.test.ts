@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
-import { describeNoiseVerdict, judgeWithHistory, median, normalRange } from '../../src/compare/noise.ts';
+import { DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
+import { describeNoiseVerdict, judgeWithHistory, median, normalRange } from '../../../src/compare/noise.ts';
 
 const p95 = { direction: 'lower' as const, tolerance: DEFAULT_TOLERANCES.p95, unit: 'ms' as const };
 const rps = { direction: 'higher' as const, tolerance: DEFAULT_TOLERANCES.rps, unit: '/s' as const };

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compareResults } from '../../src/compare/compare.ts';
-import { applyHistory } from '../../src/compare/history.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
-import { type CommentData, judge, renderSections } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/schema.ts';
-import { makeResult } from '../report/support/results.ts';
+import { compareResults } from '../../../src/compare/compare.ts';
+import { applyHistory } from '../../../src/compare/history.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
+import { type CommentData, judge, renderSections } from '../../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../../src/result/schema.ts';
+import { makeResult } from '../../support/results.ts';
 
 const options = { tolerances: DEFAULT_TOLERANCES, gate: DEFAULT_GATE };
 /** Ten base-branch runs whose p95 wanders 36–46 ms: a noisy shared runner. */

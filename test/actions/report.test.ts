@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import type { RunResult } from '../../src/result/schema.ts';
-import { type FakeGitHub, startFakeGitHub } from './support/fake-github.ts';
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
 import {
   artifact,
   artifacts,
@@ -18,9 +17,10 @@ import {
   REPO,
   workflowRun,
   workflowRuns,
-} from './support/github.ts';
-import { makeResult } from './support/results.ts';
-import { zipStored } from './support/zip.ts';
+} from '../support/github.ts';
+import { makeResult } from '../support/results.ts';
+import { tempDir } from '../support/temp.ts';
+import { zipStored } from '../support/zip.ts';
 
 /**
  * The bundled action (dist/report.js) run the way the GitHub runner runs a node24 action: `node
@@ -96,7 +96,7 @@ function parseOutputs(text: string): Record<string, string> {
 }
 
 async function runAction(head: RunResult, inputs: Record<string, string> = {}) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'k6d-dist-report-'));
+  const dir = tempDir('k6d-dist-report-');
   const files = {
     event: path.join(dir, 'event.json'),
     result: path.join(dir, 'k6-distributed-result.json'),
@@ -105,7 +105,7 @@ async function runAction(head: RunResult, inputs: Record<string, string> = {}) {
   };
   await writeFile(
     files.event,
-    await readFile(path.join(import.meta.dirname, 'fixtures/pull_request.opened.json')),
+    await readFile(path.join(import.meta.dirname, '../support/fixtures/pull_request.opened.json')),
   );
   await writeFile(files.result, JSON.stringify(head));
   await writeFile(files.output, '');

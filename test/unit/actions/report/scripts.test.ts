@@ -1,18 +1,21 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import type { ActionContext } from '../../src/actions/report/context.ts';
-import { parseReportInputs } from '../../src/actions/report/inputs.ts';
-import type { ReportDeps } from '../../src/actions/report/outcome.ts';
-import { report } from '../../src/actions/report/report.ts';
-import { reportScripts, type ScriptToReport } from '../../src/actions/report/scripts.ts';
-import { type ArtifactTransfer, BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
-import { overallVerdict } from '../../src/pr-comment/scripts.ts';
-import type { RunResult } from '../../src/result/schema.ts';
+import type { ActionContext } from '../../../../src/actions/report/context.ts';
+import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
+import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
+import { report } from '../../../../src/actions/report/report.ts';
+import { reportScripts, type ScriptToReport } from '../../../../src/actions/report/scripts.ts';
+import {
+  type ArtifactTransfer,
+  BASELINE_METADATA_FILE,
+  RESULT_FILE,
+} from '../../../../src/github/artifacts.ts';
+import { COMMENT_LIMIT } from '../../../../src/pr-comment/comment.ts';
+import { overallVerdict } from '../../../../src/pr-comment/scripts.ts';
+import type { RunResult } from '../../../../src/result/schema.ts';
 import {
   API,
   artifact,
@@ -32,8 +35,9 @@ import {
   testGitHub,
   useNock,
   workflowRun,
-} from './support/github.ts';
-import { makeResult } from './support/results.ts';
+} from '../../../support/github.ts';
+import { makeResult } from '../../../support/results.ts';
+import { tempDir } from '../../../support/temp.ts';
 
 // The report of several scripts in one step (the root action with a glob in `script`): each
 // script compared with its own baseline, stored under its own artifact, and ONE sticky comment.
@@ -68,14 +72,14 @@ function setup(ctx: ActionContext = prContext()) {
     writeSummary: async (m) => {
       summaries.push(m);
     },
-    tempDir: (prefix) => mkdtemp(path.join(os.tmpdir(), prefix)),
+    tempDir: async (prefix) => tempDir(prefix),
   };
   return { deps, uploads, summaries, logs };
 }
 
 /** Writes each script's result where the run writes it (`k6-distributed-result-<script>.json`). */
 async function scriptResults(results: Record<string, RunResult | string>): Promise<ScriptToReport[]> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'k6d-scripts-'));
+  const dir = tempDir('k6d-scripts-');
   const out: ScriptToReport[] = [];
   for (const [script, result] of Object.entries(results)) {
     const resultPath = path.join(dir, `k6-distributed-result-${script.replace(/\//g, '-')}.json`);

@@ -1,8 +1,8 @@
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import { httpStatus } from '../../src/github/client.ts';
-import { findOwnComment, upsertComment } from '../../src/github/comments.ts';
-import { commentMarker } from '../../src/pr-comment/comment.ts';
+import { httpStatus } from '../../../src/github/client.ts';
+import { findOwnComment, upsertComment } from '../../../src/github/comments.ts';
+import { commentMarker } from '../../../src/pr-comment/comment.ts';
 import {
   API,
   comment,
@@ -13,7 +13,7 @@ import {
   REPO_PATH,
   testGitHub,
   useNock,
-} from './support/github.ts';
+} from '../../support/github.ts';
 
 useNock();
 

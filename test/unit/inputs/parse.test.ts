@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseReportInputs } from '../../src/actions/report/inputs.ts';
-import { readRunInputs } from '../../src/actions/run/inputs.ts';
-import { readMainInputs } from '../../src/actions/run-and-report/inputs.ts';
-import { parseRunConfig, RUN_CONFIG_FLAGS, RUN_CONFIG_INPUTS } from '../../src/config.ts';
-import { DEFAULTS } from '../../src/inputs/defaults.ts';
-import { blankToUndefined } from '../../src/inputs/parse.ts';
-import { parseKeyValueLines } from '../../src/inputs/values.ts';
+import { parseReportInputs } from '../../../src/actions/report/inputs.ts';
+import { readRunInputs } from '../../../src/actions/run/inputs.ts';
+import { readMainInputs } from '../../../src/actions/run-and-report/inputs.ts';
+import { parseRunConfig, RUN_CONFIG_FLAGS, RUN_CONFIG_INPUTS } from '../../../src/config.ts';
+import { DEFAULTS } from '../../../src/inputs/defaults.ts';
+import { blankToUndefined } from '../../../src/inputs/parse.ts';
+import { parseKeyValueLines } from '../../../src/inputs/values.ts';
 
 /** `core.getInput` over a map: '' for an input that is not set, as in a workflow. */
 const getInput = (inputs: Record<string, string>) => (name: string) => inputs[name] ?? '';

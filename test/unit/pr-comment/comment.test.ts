@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BaselineInfo } from '../../src/compare/baseline.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
+import type { BaselineInfo } from '../../../src/compare/baseline.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
 import {
   COMMENT_LIMIT,
   type CommentData,
@@ -10,9 +10,9 @@ import {
   measureChars,
   renderReportBodies,
   renderSections,
-} from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/schema.ts';
-import { makeResult } from '../report/support/results.ts';
+} from '../../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../../src/result/schema.ts';
+import { makeResult } from '../../support/results.ts';
 
 const found: BaselineInfo = {
   source: 'artifact',

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { ActionContext } from '../../../src/actions/report/context.ts';
-import { createGitHub, type GitHub } from '../../../src/github/client.ts';
+import type { ActionContext } from '../../src/actions/report/context.ts';
+import { createGitHub, type GitHub } from '../../src/github/client.ts';
 import { zipStored } from './zip.ts';
 
 /**
@@ -22,7 +22,7 @@ export const REPO_PATH = `/repos/${OWNER}/${REPO}`;
 
 /** The `pull_request` `opened` webhook payload from octokit/webhooks (payload-examples/api.github.com). */
 export const PR_PAYLOAD = JSON.parse(
-  readFileSync(path.join(import.meta.dirname, '../fixtures/pull_request.opened.json'), 'utf8'),
+  readFileSync(path.join(import.meta.dirname, 'fixtures/pull_request.opened.json'), 'utf8'),
 ) as {
   number: number;
   pull_request: { base: { ref: string; sha: string }; head: { sha: string; repo: { full_name: string } } };

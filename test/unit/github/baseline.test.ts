@@ -1,11 +1,8 @@
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { type BaselineQuery, findBaseline, findHistory } from '../../src/github/baseline.ts';
+import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../src/github/artifacts.ts';
+import { type BaselineQuery, findBaseline, findHistory } from '../../../src/github/baseline.ts';
 import {
   API,
   artifact,
@@ -25,8 +22,9 @@ import {
   useNock,
   workflowRun,
   workflowRuns,
-} from './support/github.ts';
-import { makeResult } from './support/results.ts';
+} from '../../support/github.ts';
+import { makeResult } from '../../support/results.ts';
+import { tempDir } from '../../support/temp.ts';
 
 useNock();
 
@@ -47,7 +45,7 @@ async function query(): Promise<BaselineQuery> {
     currentRunId: 9000,
     artifactName: NAME,
     token: 'ghs_test',
-    dir: await mkdtemp(path.join(os.tmpdir(), 'k6d-baseline-test-')),
+    dir: tempDir('k6d-baseline-test-'),
   };
 }
 

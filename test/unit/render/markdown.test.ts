@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { escapeMarkdown, formatMs } from '../../src/render/format.ts';
-import { renderReport } from '../../src/render/markdown.ts';
-import { RESULT_SCHEMA, type RunResult } from '../../src/result/schema.ts';
+import { escapeMarkdown, formatMs } from '../../../src/render/format.ts';
+import { renderReport } from '../../../src/render/markdown.ts';
+import { RESULT_SCHEMA, type RunResult } from '../../../src/result/schema.ts';
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
   return {

@@ -1,17 +1,16 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import type { ActionContext } from '../../src/actions/report/context.ts';
-import { parseReportInputs } from '../../src/actions/report/inputs.ts';
-import type { ReportDeps } from '../../src/actions/report/outcome.ts';
-import { report, resolveMode } from '../../src/actions/report/report.ts';
-import type { ArtifactTransfer } from '../../src/github/artifacts.ts';
-import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
-import type { RunResult } from '../../src/result/schema.ts';
+import type { ActionContext } from '../../../../src/actions/report/context.ts';
+import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
+import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
+import { report, resolveMode } from '../../../../src/actions/report/report.ts';
+import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
+import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
+import { COMMENT_LIMIT } from '../../../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../../../src/result/schema.ts';
 import {
   API,
   artifact,
@@ -37,8 +36,9 @@ import {
   useNock,
   workflowRun,
   workflowRuns,
-} from './support/github.ts';
-import { makeResult } from './support/results.ts';
+} from '../../../support/github.ts';
+import { makeResult } from '../../../support/results.ts';
+import { tempDir } from '../../../support/temp.ts';
 
 useNock();
 
@@ -84,13 +84,13 @@ function setup(ctx: ActionContext = prContext()) {
     writeSummary: async (m) => {
       summaries.push(m);
     },
-    tempDir: (prefix) => mkdtemp(path.join(os.tmpdir(), prefix)),
+    tempDir: async (prefix) => tempDir(prefix),
   };
   return { deps, uploads, summaries, logs };
 }
 
 async function resultFile(result: RunResult): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'k6d-result-'));
+  const dir = tempDir('k6d-result-');
   const file = path.join(dir, 'k6-distributed-result.json');
   await writeFile(file, JSON.stringify(result));
   return file;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { INPUT_NAMES, parseReportInputs, readReportInputs } from '../../src/actions/report/inputs.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
-import { ConfigurationError } from '../../src/errors.ts';
+import { INPUT_NAMES, parseReportInputs, readReportInputs } from '../../../../src/actions/report/inputs.ts';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../../src/compare/judgement.ts';
+import { ConfigurationError } from '../../../../src/errors.ts';
 
 describe('report action inputs', () => {
   it('applies the defaults to inputs that are not set ("" from core.getInput)', () => {
