@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll } from 'vitest';
+import { readRunResult } from '../../src/result/read-result.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { type CliRun, k6ProcessesUnder, leftovers, startCli, tempDir, writeScript } from '../support/cli.ts';
 import { type FaultCase, type FaultOutcome, faultTable, shellExitCode } from './table.ts';
@@ -91,6 +92,25 @@ const cases: FaultCase[] = [
     /error: --out: \/dev\/k6d-no-such-output\.json does not exist, and no file is made in \/dev/,
     () => (existsSync('/dev/k6d-no-such-output.json') ? 'a file was made in /dev' : undefined),
   ),
+  {
+    name: 'a script with 35 nested groups gives a result the report action reads (no depth refusal)',
+    code: 0,
+    run: async () => {
+      const open = Array.from({ length: 35 }, (_, i) => `group('g${i}', () => {`).join(' ');
+      const script = writeScript(
+        `import { group, check } from 'k6';\nexport const options = { vus: 1, iterations: 1 };\n` +
+          `export default function () { ${open} check(1, { deep: () => true }); ${'});'.repeat(35)} }\n`,
+        'deep.js',
+      );
+      const file = path.join(outDir, 'deep.json');
+      const run = await startCli(['run', script, '-o', file, '--no-html']).done;
+      const read = await readRunResult(file, 'result').then(
+        () => undefined,
+        (error: unknown) => `the report refused the CLI's own result: ${String(error)}`,
+      );
+      return outcome(run, read);
+    },
+  },
 ];
 
 if (root) {

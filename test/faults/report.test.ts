@@ -128,10 +128,33 @@ const cases: FaultCase[] = [
   {
     name: 'groups nested 100,000 deep are refused in one line, without a stack overflow',
     code: 2,
-    message: /result: .* nests deeper than 64 levels/,
+    message: /result: .* nests groups deeper than 100 levels/,
     run: () =>
       outcomeOf(async () => {
         await readRunResult(resultFile(deepGroups(100_000)), 'result');
+        return ['accepted'];
+      }),
+  },
+  {
+    name: 'groups nested 40 deep (k6 has no limit; the CLI writes such a result) are read',
+    code: 0,
+    run: () =>
+      outcomeOf(async () => {
+        const result = await readRunResult(resultFile(deepGroups(40)), 'result');
+        let depth = 0;
+        for (let g = result.rootGroup; g.groups[0]; g = g.groups[0]) depth++;
+        return depth === 40 ? [] : [`read ${depth} group levels of 40`];
+      }),
+  },
+  {
+    name: 'JSON nested 65 levels outside the groups is refused in one line',
+    code: 2,
+    message: /result: .* nests deeper than 64 levels/,
+    run: () =>
+      outcomeOf(async () => {
+        const nested = `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`;
+        const json = JSON.stringify({ ...makeResult(), extra: '__DEEP__' }).replace('"__DEEP__"', nested);
+        await readRunResult(resultFile(json), 'result');
         return ['accepted'];
       }),
   },
