@@ -1,7 +1,9 @@
 import * as core from '@actions/core';
 import type { Backend } from '../../backends/backend.ts';
-import { type CleanupPolicy, deleteRun, KubernetesBackend } from '../../backends/kubernetes/backend.ts';
+import { KubernetesBackend } from '../../backends/kubernetes/backend.ts';
+import { deleteRun } from '../../backends/kubernetes/cleanup.ts';
 import { defaultNamespace, kubeconfigSecrets, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
+import type { CleanupPolicy } from '../../backends/kubernetes/options.ts';
 import { LocalBackend } from '../../backends/local/backend.ts';
 import { RUN_CONFIG_INPUTS, type RunConfig } from '../../config.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BarrierLog, nodeClocksApart } from '../../../../src/backends/kubernetes/barrier-log.ts';
+import { BarrierLog, nodeClocksApart } from '../../../../../src/backends/kubernetes/barrier/log.ts';
 
 describe("a runner's barrier log, as its follow delivers it", () => {
   it('joins lines split across chunks, ignores k6 warnings and tells ready, started and end once each', () => {
