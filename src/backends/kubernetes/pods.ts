@@ -17,7 +17,7 @@ export type PodState =
   | { kind: 'none' }
   | { kind: 'pending'; pod: string; unschedulable?: string }
   /**
-   * `barrier`, its barrier container (manifests.ts): `starting` until it runs, `running`, `exited`
+   * `barrier`, its barrier container (barrier/script.ts): `starting` until it runs, `running`, `exited`
    * once it ended with exit 0 (it saw its runner's test end), `failed` when it ended otherwise.
    */
   | {
