@@ -1,7 +1,13 @@
 import type { KubeConfig, V1Toleration } from '@kubernetes/client-node';
 import { z } from 'zod';
-import type { CleanupPolicy, KubernetesBackendOptions } from '../backends/kubernetes/backend.ts';
-import type { PodOptions, Resources, RunnerEnv, Spread } from '../backends/kubernetes/manifests.ts';
+import type {
+  CleanupPolicy,
+  KubernetesBackendOptions,
+  PodOptions,
+  Resources,
+  RunnerEnv,
+  Spread,
+} from '../backends/kubernetes/options.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { RunEnvironment } from '../result/schema.ts';

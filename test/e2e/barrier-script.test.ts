@@ -3,8 +3,12 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BarrierLog } from '../../src/backends/kubernetes/barrier-log.ts';
-import { barrierRunArgs, barrierScript, VUS_PERIOD_MS } from '../../src/backends/kubernetes/manifests.ts';
+import { BarrierLog } from '../../src/backends/kubernetes/barrier/log.ts';
+import {
+  barrierRunArgs,
+  barrierScript,
+  VUS_PERIOD_MS,
+} from '../../src/backends/kubernetes/barrier/script.ts';
 import { K6_STATUS } from '../../src/k6/rest.ts';
 import { k6Binary } from '../equivalence/harness.ts';
 import { tempDir } from '../support/cli.ts';

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extractSummary } from '../../src/backends/kubernetes/manifests.ts';
+import { extractSummary } from '../../src/backends/kubernetes/log-summary.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { runnerEntryModule, SUMMARY_OUT_ENV } from '../../src/k6/entry.ts';
 import { COMPACT_SUMMARY_FORMAT, parseRunnerSummary } from '../../src/k6/summary.ts';

@@ -2,11 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { extractSummary } from '../../src/backends/kubernetes/manifests.ts';
+import { extractSummary } from '../../src/backends/kubernetes/log-summary.ts';
 import { tempDir } from '../support/temp.ts';
 
 // A runner Pod's log as k6 itself writes it: it needs real k6, so it is not in the unit project
-// (the rest of extractSummary is in test/unit/backends/kubernetes/manifests.test.ts).
+// (the rest of extractSummary is in test/unit/backends/kubernetes/log-summary.test.ts).
 describe('runner log', () => {
   it('reads what k6 itself writes with --summary-export /dev/stdout into a pipe, with its logs on stderr', () => {
     const dir = tempDir('k6d-stdout-');

@@ -1,7 +1,7 @@
 import { CoreV1Api, KubeConfig, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { deleteRun } from '../../src/backends/kubernetes/backend.ts';
-import { CONTAINERS, LABELS } from '../../src/backends/kubernetes/manifests.ts';
+import { deleteRun } from '../../src/backends/kubernetes/cleanup.ts';
+import { CONTAINERS, LABELS } from '../../src/backends/kubernetes/names.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { runCli, startCli, writeScript } from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';

@@ -1,5 +1,6 @@
-import { type CleanupPolicy, deleteRun } from '../../backends/kubernetes/backend.ts';
+import { deleteRun } from '../../backends/kubernetes/cleanup.ts';
 import { defaultNamespace } from '../../backends/kubernetes/kubeconfig.ts';
+import type { CleanupPolicy } from '../../backends/kubernetes/options.ts';
 import type { Logger } from '../../log.ts';
 import { kubeConfigOf } from './backend.ts';
 import type { RunActionInputs } from './inputs.ts';

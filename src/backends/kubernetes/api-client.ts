@@ -163,6 +163,22 @@ export function retrying<T>(
   });
 }
 
+/** How many API requests of one kind the backend sends at once (creating and deleting Pods). */
+export const API_CONCURRENCY = 16;
+
+/** Runs `fn` over `items`, at most `limit` at a time; rejects with the first error of `fn`. */
+export async function eachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** A followed log: `inPlace` once the follow is taken, `text` once the log ended. */
 export interface FollowedLog {
   /**
@@ -271,3 +287,13 @@ export function followPodLog(
   taking.catch(() => {});
   return { inPlace: taking, text };
 }
+
+/**
+ * Follows one container's log of a runner Pod of the run ({@link followPodLog} with the run's
+ * namespace, connection pool and abort signal bound), so that the parts that follow logs take it
+ * as an argument and unit tests give a fake one.
+ */
+export type LogFollower = (
+  pod: { name: string; container: string },
+  options: { timeoutMs: number; quietMs: number; policy: RetryPolicy; onData?: (chunk: string) => void },
+) => FollowedLog;

@@ -1,8 +1,10 @@
-import { CoreV1Api, type KubeConfig, type V1Pod, Watch } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { Watch } from '@kubernetes/client-node';
+import type { Clock } from '../../clock.ts';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { makeClient, retrying } from './api-client.ts';
-import { CONTAINERS, LABELS } from './manifests.ts';
+import { retrying } from './api-client.ts';
+import { CONTAINERS, LABELS, runSelector } from './names.ts';
 
 /**
  * Runner Pods as the orchestrator sees them, from a watch that reconnects: the client's watches
@@ -15,7 +17,7 @@ export type PodState =
   | { kind: 'none' }
   | { kind: 'pending'; pod: string; unschedulable?: string }
   /**
-   * `barrier`, its barrier container (manifests.ts): `starting` until it runs, `running`, `exited`
+   * `barrier`, its barrier container (barrier/script.ts): `starting` until it runs, `running`, `exited`
    * once it ended with exit 0 (it saw its runner's test end), `failed` when it ended otherwise.
    */
   | {
@@ -146,6 +148,34 @@ export function classifyPod(pod: V1Pod): PodState {
   return { kind: 'pending', pod: name };
 }
 
+/**
+ * Opens one watch (client-node's `Watch.watch`: `path`, its query, a callback per event with its
+ * type (`ADDED`, `MODIFIED`, `DELETED`, `BOOKMARK`, `ERROR`) and object, and one when it ends,
+ * with the error that ended it, if any). Resolves with what aborts it.
+ */
+export type WatchPods = (
+  path: string,
+  query: Record<string, string | boolean>,
+  onEvent: (phase: string, obj: V1Pod & { code?: number }) => void,
+  onDone: (error: unknown) => void,
+) => Promise<{ abort(): void }>;
+
+/** {@link WatchPods} through `kc`'s API server. */
+export function watchPods(kc: KubeConfig): WatchPods {
+  return (path, query, onEvent, onDone) => new Watch(kc).watch(path, query, onEvent, onDone);
+}
+
+/** What {@link RunnerPods} needs: the API calls, the watch, the run, the log and the clock. */
+export interface RunnerPodsOptions {
+  api: Pick<CoreV1Api, 'listNamespacedPod'>;
+  watch: WatchPods;
+  namespace: string;
+  runId: string;
+  log: Pick<Logger, 'warning'>;
+  /** Waits between watches that fail. */
+  clock: Pick<Clock, 'sleep'>;
+}
+
 /** Watches the Pods of one run and keeps the newest state of each runner. */
 export class RunnerPods {
   /** Newest Pod per runner index. */
@@ -159,25 +189,19 @@ export class RunnerPods {
    * one that is gone before its end was seen (the watch was down meanwhile) ended as asked.
    */
   readonly terminated = new Set<string>();
-  private abort: AbortController | undefined;
+  private abort: { abort(): void } | undefined;
   private stopped = false;
   private resourceVersion = '';
   private readonly listeners = new Set<() => void>();
-  private readonly kc: KubeConfig;
-  private readonly namespace: string;
-  private readonly runId: string;
-  private readonly log: Pick<Logger, 'warning'>;
+  private readonly o: RunnerPodsOptions;
 
-  constructor(kc: KubeConfig, namespace: string, runId: string, log: Pick<Logger, 'warning'>) {
-    this.kc = kc;
-    this.namespace = namespace;
-    this.runId = runId;
-    this.log = log;
+  constructor(options: RunnerPodsOptions) {
+    this.o = options;
   }
 
   /** The label selector of the run's runner Pods. */
   get selector(): string {
-    return `${LABELS.runId}=${this.runId}`;
+    return runSelector(this.o.runId);
   }
 
   /** Calls `listener` after every change. @returns a function that removes it. */
@@ -227,9 +251,8 @@ export class RunnerPods {
 
   /** Lists the run's Pods (retried while the API server fails transiently). */
   private async list(): Promise<void> {
-    const core = makeClient(this.kc, CoreV1Api);
     const list = await retrying(() =>
-      core.listNamespacedPod({ namespace: this.namespace, labelSelector: this.selector }),
+      this.o.api.listNamespacedPod({ namespace: this.o.namespace, labelSelector: this.selector }),
     );
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
     // A Pod known before and missing now was deleted while no watch saw it.
@@ -248,8 +271,8 @@ export class RunnerPods {
         if (gone) await this.list();
       } catch (error) {
         failures++;
-        if (failures === 3) this.log.warning(`watching runner Pods keeps failing: ${errorMessage(error)}`);
-        await new Promise((r) => setTimeout(r, Math.min(1000 * failures, 5000)));
+        if (failures === 3) this.o.log.warning(`watching runner Pods keeps failing: ${errorMessage(error)}`);
+        await this.o.clock.sleep(Math.min(1000 * failures, 5000));
         if (!this.stopped) await this.list().catch(() => {});
       }
     }
@@ -259,9 +282,9 @@ export class RunnerPods {
   private watchOnce(): Promise<boolean> {
     return new Promise((resolve, reject) => {
       let gone = false;
-      new Watch(this.kc)
+      this.o
         .watch(
-          `/api/v1/namespaces/${this.namespace}/pods`,
+          `/api/v1/namespaces/${this.o.namespace}/pods`,
           { labelSelector: this.selector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true },
           (phase, obj: V1Pod & { code?: number }) => {
             if (phase === 'ERROR') {

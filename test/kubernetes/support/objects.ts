@@ -1,5 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { LABELS } from '../../../src/backends/kubernetes/manifests.ts';
+import { LABELS } from '../../../src/backends/kubernetes/names.ts';
 
 /**
  * Every ConfigMap and Pod of k6-distributed in `namespace` (of the run `runId` when given),

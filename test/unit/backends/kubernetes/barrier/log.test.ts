@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BarrierLog, nodeClocksApart } from '../../../../src/backends/kubernetes/barrier-log.ts';
+import { BarrierLog, nodeClocksApart } from '../../../../../src/backends/kubernetes/barrier/log.ts';
 
 describe("a runner's barrier log, as its follow delivers it", () => {
   it('joins lines split across chunks, ignores k6 warnings and tells ready, started and end once each', () => {
@@ -42,23 +42,21 @@ describe("a runner's barrier log, as its follow delivers it", () => {
   });
 
   it("bounds how far this machine's clock is ahead of the node's by the line that came quickest", () => {
-    const log = new BarrierLog();
+    let now = 1_000_000;
+    const log = new BarrierLog(() => {}, { now: () => now });
     expect(log.aheadMs).toBeUndefined();
-    const now = Date.now();
-    // Ready 400 ms ago by the node's clock, then clock lines 200 and 30 ms ago: the least counts.
+    // Ready 400 ms before this clock read it, then clock lines 200 and 30 ms before: the least counts.
     log.feed(`k6d-ready ${now - 400}\n`);
-    const first = log.aheadMs!;
-    expect(first).toBeGreaterThanOrEqual(400);
+    expect(log.aheadMs).toBe(400);
+    now += 500;
     log.feed(`k6d-clock ${now - 30}\nk6d-clock ${now - 200}\n`);
-    expect(log.aheadMs).toBeGreaterThanOrEqual(30);
-    expect(log.aheadMs).toBeLessThan(first - 300);
+    expect(log.aheadMs).toBe(30);
     // A node clock ahead of this one gives a negative bound.
-    log.feed(`k6d-clock ${Date.now() + 5000}\n`);
-    expect(log.aheadMs).toBeLessThanOrEqual(-4000);
+    log.feed(`k6d-clock ${now + 5000}\n`);
+    expect(log.aheadMs).toBe(-5000);
     // Other lines say nothing of the clock.
-    log.feed(`k6d-vus ${Date.now() + 60_000} 3\n`);
-    expect(log.aheadMs).toBeLessThanOrEqual(-4000);
-    expect(log.aheadMs).toBeGreaterThan(-5001);
+    log.feed(`k6d-vus ${now + 60_000} 3\nk6d-started ${now + 60_000} ${now + 60_001}\n`);
+    expect(log.aheadMs).toBe(-5000);
   });
 
   it('tells how far apart the node clocks are at least, and which runners are at the ends', () => {

@@ -1,5 +1,6 @@
-import type { VusRecord } from '../backend.ts';
-import { BARRIER_LINE, VUS_PERIOD_MS } from './manifests.ts';
+import { type Clock, realClock } from '../../../clock.ts';
+import type { VusRecord } from '../../backend.ts';
+import { BARRIER_LINE, VUS_PERIOD_MS } from './script.ts';
 
 /**
  * How far apart the runners' node clocks are at least, from their barrier logs'
@@ -24,7 +25,7 @@ export function nodeClocksApart(aheadMs: readonly number[]): {
 }
 
 /**
- * What a runner's barrier container has printed so far ({@link BARRIER_LINE}, manifests.ts), read
+ * What a runner's barrier container has printed so far ({@link BARRIER_LINE}, barrier/script.ts), read
  * from its followed log. Other lines (k6's own warnings) are ignored; a line split between two
  * chunks is joined. A follow reads the log from its start, so a new follow starts with
  * {@link reset}.
@@ -49,10 +50,15 @@ export class BarrierLog {
   private changes: Array<{ atMs: number; vus: number }> = [];
   private partial = '';
   private readonly onChange: () => void;
+  private readonly clock: Pick<Clock, 'now'>;
 
-  /** @param onChange called after a chunk that brought the ready, the started or the end line. */
-  constructor(onChange: () => void = () => {}) {
+  /**
+   * @param onChange called after a chunk that brought the ready, the started or the end line.
+   * @param clock this machine's clock, which reads when each line came ({@link aheadMs}).
+   */
+  constructor(onChange: () => void = () => {}, clock: Pick<Clock, 'now'> = realClock) {
     this.onChange = onChange;
+    this.clock = clock;
   }
 
   /** Forgets everything read: the next chunk is the log's start. */
@@ -66,7 +72,7 @@ export class BarrierLog {
     const lines = (this.partial + chunk).split('\n');
     this.partial = lines.pop()!;
     const before = [this.readyAtMs, this.started, this.end];
-    const now = Date.now();
+    const now = this.clock.now();
     for (const line of lines) this.read(line.trimEnd(), now);
     if (before[0] !== this.readyAtMs || before[1] !== this.started || before[2] !== this.end) this.onChange();
   }

@@ -1,0 +1,149 @@
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { type Clock, realClock } from '../../clock.ts';
+import type { Logger } from '../../log.ts';
+import { API_CONCURRENCY, eachLimited, makeClient, retrying } from './api-client.ts';
+import { apiErrorMessage, apiStatus } from './api-errors.ts';
+import { runSelector } from './names.ts';
+import type { CleanupPolicy } from './options.ts';
+
+/** The API calls the cleanup makes. */
+export type CleanupApi = Pick<
+  CoreV1Api,
+  'listNamespacedConfigMap' | 'deleteNamespacedConfigMap' | 'listNamespacedPod' | 'deleteNamespacedPod'
+>;
+
+/** What {@link cleanUpRun} needs. */
+export interface CleanupDeps {
+  api: CleanupApi;
+  clock: Clock;
+  namespace: string;
+  runId: string;
+  policy: CleanupPolicy;
+  log: Pick<Logger, 'info' | 'warning'>;
+  /** The runners' newest Pod objects, by index. */
+  pods: ReadonlyMap<number, V1Pod>;
+  /** Whether runner `index`'s exit is known. */
+  exited(index: number): boolean;
+  /** Whether every runner ended on its own with a completed exit code. */
+  allCompleted: boolean;
+  /** Stops what runs in the background first: the Pod watch, the log follows, the pod proxy's connections. */
+  stop(): void;
+  /** Closes the API client's pooled connections, last (api-client.ts `closePooledConnections`). */
+  closeConnections(): void;
+}
+
+/**
+ * Whether a cleanup keeps the run's objects for inspection: always with `never`, with `on-success`
+ * when some runner did not complete.
+ */
+export function keepsObjects(policy: CleanupPolicy, allCompleted: boolean): boolean {
+  return policy === 'never' || (policy === 'on-success' && !allCompleted);
+}
+
+/**
+ * The end of a run (Backend.cleanup), in this order: stops the background work, then either
+ * deletes every object of the run ({@link deleteRunObjects}) or, when the policy keeps them
+ * ({@link keepsObjects}), deletes only the Pods still running (never leave a runner running) and
+ * logs the `kubectl` command that deletes the rest; closes the pooled API connections last.
+ * A failed delete is a warning, never an error.
+ */
+export async function cleanUpRun(deps: CleanupDeps): Promise<void> {
+  const { api, namespace, log, policy } = deps;
+  deps.stop();
+  if (keepsObjects(policy, deps.allCompleted)) {
+    // A runner whose exit is known has ended, even while its Pod's phase still lags behind (the
+    // kubelet reports Succeeded a moment after the containers end).
+    const live = [...deps.pods.entries()]
+      .filter(([index, p]) => !deps.exited(index) && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''))
+      .map(([, p]) => p);
+    await eachLimited(live, API_CONCURRENCY, async (pod) => {
+      await retrying(() =>
+        api.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
+      ).catch((error: unknown) =>
+        log.warning(`cleanup: deleting Pod ${pod.metadata?.name} failed: ${apiErrorMessage(error)}`),
+      );
+    });
+    log.info(
+      `cleanup ${policy}: kept the run's objects; delete them with: kubectl delete configmap,pod -n ${namespace} -l ${runSelector(deps.runId)}`,
+    );
+  } else await deleteRunObjects({ api, clock: deps.clock, namespace, runId: deps.runId, log, waitS: 60 });
+  deps.closeConnections();
+}
+
+/**
+ * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
+ * collector removes) and the Pods directly too so nothing waits for the collector, then waits
+ * until no Pod of the run is left (at most `waitS` seconds). Every request is retried while
+ * the API server fails transiently; a list that keeps failing counts as objects left.
+ * @returns the names of objects still present after the wait (empty when all are gone).
+ */
+export function deleteRun(
+  kc: KubeConfig,
+  namespace: string,
+  runId: string,
+  log: Pick<Logger, 'warning'>,
+  waitS = 60,
+): Promise<string[]> {
+  return deleteRunObjects({ api: makeClient(kc, CoreV1Api), clock: realClock, namespace, runId, log, waitS });
+}
+
+/** {@link deleteRun} with the API client and the clock given. */
+export async function deleteRunObjects(run: {
+  api: CleanupApi;
+  clock: Clock;
+  namespace: string;
+  runId: string;
+  log: Pick<Logger, 'warning'>;
+  /** The longest wait for the Pods to go, in s. */
+  waitS: number;
+}): Promise<string[]> {
+  const { api, clock, namespace, runId, log, waitS } = run;
+  const labelSelector = runSelector(runId);
+  const attempt = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      await retrying(fn);
+    } catch (error) {
+      if (apiStatus(error) !== 404)
+        log.warning(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
+    }
+  };
+  /** The run's objects of one kind; `undefined` (with a warning) when they cannot be listed. */
+  const list = async <T>(what: string, fn: () => Promise<{ items: T[] }>): Promise<T[] | undefined> => {
+    try {
+      return (await retrying(fn)).items;
+    } catch (error) {
+      log.warning(`cleanup: listing the run's ${what} failed: ${apiErrorMessage(error)}`);
+      return undefined;
+    }
+  };
+  const configMaps = await list('ConfigMaps', () =>
+    api.listNamespacedConfigMap({ namespace, labelSelector }),
+  );
+  await eachLimited(configMaps ?? [], API_CONCURRENCY, (cm) =>
+    attempt(`ConfigMap ${cm.metadata?.name}`, () =>
+      api.deleteNamespacedConfigMap({ name: cm.metadata!.name!, namespace, propagationPolicy: 'Background' }),
+    ),
+  );
+  const deadline = clock.now() + waitS * 1000;
+  // Pods already terminating are deleted too, at once: one on a node that is gone never ends by itself.
+  const deleted = new Set<string>();
+  for (;;) {
+    const pods = await list('Pods', () => api.listNamespacedPod({ namespace, labelSelector }));
+    const toDelete = (pods ?? []).filter((p) => !deleted.has(p.metadata?.uid ?? ''));
+    await eachLimited(toDelete, API_CONCURRENCY, async (pod) => {
+      deleted.add(pod.metadata?.uid ?? '');
+      await attempt(`Pod ${pod.metadata?.name}`, () =>
+        api.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
+      );
+    });
+    const left = [
+      ...(configMaps ? [] : [`the ConfigMaps of run ${runId} (unlisted)`]),
+      ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of run ${runId} (unlisted)`]),
+    ];
+    if (left.length === 0 || clock.now() > deadline) {
+      if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
+      return left;
+    }
+    await clock.sleep(250);
+  }
+}

@@ -1,0 +1,61 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { ConfigurationError } from '../../errors.ts';
+import { API_CONCURRENCY, eachLimited, retrying } from './api-client.ts';
+import { apiStatus } from './api-errors.ts';
+import { archiveConfigMap, MAX_ARCHIVE_BYTES, type RunSpec, runnerPod } from './manifests.ts';
+import { runName } from './names.ts';
+
+/**
+ * Creates an object, retrying transient API errors. When a retried create finds the object there
+ * (409: an earlier attempt got through but its answer was lost), `read` gives it.
+ */
+export async function createOrRead<T>(create: () => Promise<T>, read: () => Promise<T>): Promise<T> {
+  let attempts = 0;
+  return retrying(async () => {
+    attempts++;
+    try {
+      return await create();
+    } catch (error) {
+      if (attempts > 1 && apiStatus(error) === 409) return read();
+      throw error;
+    }
+  });
+}
+
+/**
+ * Checks that the k6 archive fits in a ConfigMap ({@link MAX_ARCHIVE_BYTES}).
+ * @throws ConfigurationError giving its size in MiB and what to do instead.
+ */
+export function checkArchiveSize(archive: Buffer): void {
+  if (archive.length > MAX_ARCHIVE_BYTES) {
+    throw new ConfigurationError(
+      `script: its k6 archive is ${(archive.length / 1048576).toFixed(2)} MiB, more than a ConfigMap holds (1 MiB); ` +
+        'move large data files out of the script (load them from a URL in setup()), or build a runner image that contains them',
+    );
+  }
+}
+
+/**
+ * Creates the run's objects (manifests.ts): the ConfigMap with the archive first, then one Pod per
+ * runner, owned by it, {@link API_CONCURRENCY} at a time. Each create is retried while the API
+ * server fails transiently ({@link createOrRead}).
+ * @throws the API error of the first create that failed for good (the caller names what it did).
+ */
+export async function createRun(
+  api: Pick<CoreV1Api, 'createNamespacedConfigMap' | 'readNamespacedConfigMap' | 'createNamespacedPod'>,
+  spec: RunSpec,
+  archive: Buffer,
+): Promise<void> {
+  const { namespace, runId } = spec;
+  const configMap = await createOrRead(
+    () => api.createNamespacedConfigMap({ namespace, body: archiveConfigMap(spec, archive) }),
+    () => api.readNamespacedConfigMap({ namespace, name: runName(runId) }),
+  );
+  const owner = { name: runName(runId), uid: configMap.metadata!.uid! };
+  await eachLimited(spec.plan.runners, API_CONCURRENCY, async (runner) => {
+    await createOrRead(
+      () => api.createNamespacedPod({ namespace, body: runnerPod(spec, runner, owner) }),
+      async () => undefined,
+    );
+  });
+}

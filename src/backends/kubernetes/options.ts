@@ -1,0 +1,97 @@
+import type { KubeConfig, V1Toleration } from '@kubernetes/client-node';
+import type { Logger } from '../../log.ts';
+
+/**
+ * The Kubernetes backend's options as the inputs build them (src/inputs/kubernetes.ts): types
+ * only, a near-leaf that imports nothing of the backend, so the inputs depend on it and not on the
+ * backend's code.
+ */
+
+/** When the backend removes what it created. */
+export type CleanupPolicy = 'always' | 'on-success' | 'never';
+
+/** How runners are spread over nodes. */
+export type Spread = 'one-per-node' | 'even' | 'none';
+
+/** Placement of runner Pods on nodes. */
+export interface Placement {
+  /** Pod `spec.nodeSelector`. */
+  nodeSelector?: Record<string, string>;
+  /** Pod `spec.tolerations`. */
+  tolerations?: V1Toleration[];
+  /**
+   * `one-per-node`: required Pod anti-affinity on `kubernetes.io/hostname` (no two runners of the
+   * run share a node); `even`: a topology spread constraint with maxSkew 1 over hostnames; `none`.
+   */
+  spread: Spread;
+}
+
+/** Container resources as Kubernetes quantities (`cpu: "2"`, `memory: "4Gi"`). */
+export interface Resources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+}
+
+/** An env var of the runners: a value, or a key of a Secret. */
+export type RunnerEnv = { name: string; value: string } | { name: string; secret: string; key: string };
+
+/** Pod spec options users set for their cluster's rules (the k6-operator's `runner` block has each). */
+export interface PodOptions {
+  /** Pod `spec.imagePullSecrets`: names of `kubernetes.io/dockerconfigjson` Secrets in the namespace. */
+  imagePullSecrets?: string[];
+  /**
+   * Pod `spec.serviceAccountName` (e.g. one bound to a cloud identity). Its token is still not
+   * mounted (`automountServiceAccountToken: false`): k6 does not talk to the Kubernetes API.
+   */
+  serviceAccountName?: string;
+  /** Pod annotations, e.g. `sidecar.istio.io/inject: "false"` to keep a service mesh out. */
+  podAnnotations?: Record<string, string>;
+  /** Pod `spec.priorityClassName`. */
+  priorityClassName?: string;
+  /** Resources of the barrier container (default: `BARRIER_RESOURCES` of manifests.ts). */
+  barrierResources?: Resources;
+}
+
+/** What the run's objects are made of: everything the manifests need but the plan. */
+export interface RunObjectOptions extends PodOptions {
+  namespace: string;
+  /** A short unique id (lowercase letters and digits): names and labels carry it. */
+  runId: string;
+  /**
+   * Runner container image, e.g. `grafana/k6:2.2.0`, or an xk6 build: it needs `k6` on its PATH
+   * and nothing else (no shell).
+   */
+  image: string;
+  placement: Placement;
+  /** Resources of the k6 container (the barrier container's are `barrierResources`). */
+  resources?: Resources;
+  env?: RunnerEnv[];
+  /** Extra labels for every object (ConfigMap, Pods). */
+  labels?: Record<string, string>;
+  /**
+   * Pod sysctls of every runner (`spec.securityContext.sysctls`), e.g.
+   * `net.ipv4.ip_local_port_range=1024 65535` for large runs; Kubernetes allows the safe ones
+   * everywhere, others only where the kubelet does
+   * (https://kubernetes.io/docs/tasks/administer-cluster/sysctl-cluster/).
+   */
+  sysctls?: Array<{ name: string; value: string }>;
+  /**
+   * Safety net on each runner Pod, in s: the kubelet ends it this many seconds after it started
+   * (`activeDeadlineSeconds`).
+   */
+  activeDeadlineSeconds: number;
+}
+
+/** Options of the Kubernetes backend (backend.ts `KubernetesBackend`). */
+export interface KubernetesBackendOptions extends RunObjectOptions {
+  kc: KubeConfig;
+  /**
+   * `always`: delete everything at the end; `on-success`: keep the Pods and ConfigMap for
+   * inspection when a runner failed; `never`: keep them. Runners still running are stopped in
+   * every case.
+   */
+  cleanup: CleanupPolicy;
+  /** How long a runner Pod may stay Unschedulable before the run fails, in s. */
+  scheduleTimeoutS: number;
+  log: Logger;
+}
