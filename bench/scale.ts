@@ -14,13 +14,10 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { compactSummary, parseRunnerSummary } from '../src/k6/summary.ts';
-import {
-  evaluateThresholds,
-  parseThresholds,
-  percentileKey,
-  thresholdPercentiles,
-} from '../src/k6/thresholds.ts';
+import { compactSummary } from '../src/k6/compact-summary.ts';
+import { parseRunnerSummary } from '../src/k6/summary.ts';
+import { evaluateThresholds, thresholdPercentiles } from '../src/k6/thresholds.ts';
+import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
 import { renderReport } from '../src/render/markdown.ts';
 import { aggregateSummaries } from '../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../src/result/quantiles.ts';

@@ -1,5 +1,5 @@
 import type { Comparison, MetricDelta } from '../../compare/compare.ts';
-import { parseThresholdExpression, percentileKey } from '../../k6/thresholds.ts';
+import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-parser.ts';
 import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
 import { formatDelta, formatDeltaValue } from '../delta.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunnerSummary } from '../../../src/k6/summary.ts';
-import { evaluateThresholds, parseThresholds } from '../../../src/k6/thresholds.ts';
+import { evaluateThresholds } from '../../../src/k6/thresholds.ts';
+import { parseThresholds } from '../../../src/k6/thresholds-parser.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
 
