@@ -20,7 +20,7 @@ import { evaluateThresholds, thresholdPercentiles } from '../src/k6/thresholds.t
 import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
 import { renderReport } from '../src/render/markdown.ts';
 import { aggregateSummaries } from '../src/result/aggregate.ts';
-import { QUANTILE_GRID } from '../src/result/quantiles.ts';
+import { QUANTILE_GRID } from '../src/result/quantile-grid.ts';
 import { RESULT_SCHEMA, type RunResult } from '../src/result/schema.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
 

@@ -3,7 +3,7 @@ import { ConfigurationError } from '../errors.ts';
 import { executionSegmentSequence, executionSegments } from '../k6/executors.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
 import { RUN_TAG, type RunPlan } from '../plan.ts';
-import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
+import { percentsAround, QUANTILE_GRID } from '../result/quantile-grid.ts';
 
 /**
  * A new run id: lowercase, starts with a letter, unique enough for names, labels and tags,
