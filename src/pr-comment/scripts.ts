@@ -1,20 +1,16 @@
 import { escapeMarkdown, inlineCode } from '../render/format.ts';
+import { defuseSection } from './comment.ts';
 import {
   COMMENT_LIMIT,
-  type CommentData,
-  defuseSection,
   type Fitted,
   fitSections,
-  type Judgement,
-  judge,
   measureBytes,
   measureChars,
-  type ReportVerdict,
-  renderSections,
   type Section,
   SUMMARY_LIMIT_BYTES,
-  VERDICT_LINES,
-} from './comment.ts';
+} from './fit.ts';
+import { type CommentData, type Judgement, judge, type ReportVerdict } from './judge.ts';
+import { renderSections, VERDICT_LINES } from './sections.ts';
 
 /**
  * The pull request report of several scripts run in one step (issue #14 item 9): one body with a

@@ -10,7 +10,7 @@ import type { ReportDeps } from '../../src/actions/report/outcome.ts';
 import { report } from '../../src/actions/report/report.ts';
 import { reportScripts, type ScriptToReport } from '../../src/actions/report/scripts.ts';
 import { type ArtifactTransfer, BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../src/pr-comment/comment.ts';
+import { COMMENT_LIMIT } from '../../src/pr-comment/fit.ts';
 import { overallVerdict } from '../../src/pr-comment/scripts.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import {
