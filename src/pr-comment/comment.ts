@@ -63,21 +63,28 @@ export function defuseSection(section: Section): Section {
 }
 
 /**
- * Judges and renders the report for the comment and the job summary. The marker is the body's
- * first line and the only HTML comment in it: everything else is passed through {@link defuseComment}.
+ * The comment body (fits {@link COMMENT_LIMIT}, in characters) and the job summary (fits
+ * {@link SUMMARY_LIMIT_BYTES}, in bytes) from a report's sections. The marker is the body's first
+ * line and the only HTML comment in it: every section is passed through {@link defuseSection}.
+ * @param sections at least one; the first is the header the marker goes on.
+ * @param marker the hidden marker ('' for none).
  */
-export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
-  const judgement = judge(input);
-  const sections = renderSections(input, judgement, '').map(defuseSection);
-  if (marker) sections[0] = { ...sections[0]!, text: `${marker}\n${sections[0]!.text}` };
+export function fitBodies(sections: Section[], marker: string): { comment: Fitted; summary: Fitted } {
+  const defused = sections.map(defuseSection);
+  if (marker) defused[0] = { ...defused[0]!, text: `${marker}\n${defused[0]!.text}` };
   return {
-    judgement,
     comment: fitSections(
-      sections,
+      defused,
       COMMENT_LIMIT,
       measureChars,
       'The job summary of the run has the full report.',
     ),
-    summary: fitSections(sections, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
+    summary: fitSections(defused, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
   };
+}
+
+/** Judges and renders the report for the comment and the job summary ({@link fitBodies}). */
+export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
+  const judgement = judge(input);
+  return { judgement, ...fitBodies(renderSections(input, judgement, ''), marker) };
 }
