@@ -54,13 +54,19 @@ export interface MetricKey {
   tags: Array<[string, string]>;
 }
 
-/** Formats a percentile like Go's `%g` does for the values k6 users write (95 -> `95`, 99.9 -> `99.9`). */
+/**
+ * Formats a percentile like Go's `%g` does for the values k6 users write (95 -> `95`, 99.9 -> `99.9`).
+ * @param percent in percent (0..100), not a fraction.
+ * @returns the key of that percentile in a trend's `values`, e.g. `p(99.9)`.
+ */
 export function percentileKey(percent: number): string {
   return `p(${Number(percent.toPrecision(15))})`;
 }
 
 /**
  * Parses one threshold expression with k6's rules.
+ * @param source the expression as written, e.g. `p(95)<500`.
+ * @param metric the metric key it is on, only for the error messages.
  * @throws ConfigurationError naming the expression and what is wrong with it.
  */
 export function parseThresholdExpression(source: string, metric = ''): ThresholdExpression {
