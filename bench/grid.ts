@@ -10,14 +10,8 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  exactPercentile,
-  mergePercentiles,
-  percentsAround,
-  QUANTILE_GRID,
-  type QuantileGrid,
-  REPORTED_PERCENTILES,
-} from '../src/result/quantiles.ts';
+import { percentsAround, QUANTILE_GRID, REPORTED_PERCENTILES } from '../src/result/quantile-grid.ts';
+import { exactPercentile, mergePercentiles, type QuantileGrid } from '../src/result/quantiles.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
 

@@ -17,7 +17,8 @@ import { LocalBackend } from '../src/backends/local/backend.ts';
 import { parseRunConfig } from '../src/config.ts';
 import { startNodeTarget, type Target } from '../src/demo/target.ts';
 import { type Logger, silentLogger } from '../src/log.ts';
-import { exactPercentile, REPORTED_PERCENTILES } from '../src/result/quantiles.ts';
+import { REPORTED_PERCENTILES } from '../src/result/quantile-grid.ts';
+import { exactPercentile } from '../src/result/quantiles.ts';
 import { runTest } from '../src/run/index.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');

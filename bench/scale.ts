@@ -1,7 +1,7 @@
 /**
  * Scale benchmark of the aggregation path: parse the runners' summaries, aggregate them, judge the
  * thresholds and render the markdown report, for 1, 10, 100 and 1,000 synthetic runners. Runners
- * write the compact summary (`compactSummary`, src/k6/summary.ts), made here from the same data by
+ * write the compact summary (`compactSummary`, src/k6/compact-summary.ts), made here from the same data by
  * the same function; parsing k6's own `--summary-export` (the fallback) is timed beside it.
  * Each runner's summary looks like a real one: 9 built-in trends plus 5 custom ones, 6 trend
  * submetrics, counters, rates, gauges, 20 checks in two groups, every trend with the full
@@ -14,16 +14,13 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { compactSummary, parseRunnerSummary } from '../src/k6/summary.ts';
-import {
-  evaluateThresholds,
-  parseThresholds,
-  percentileKey,
-  thresholdPercentiles,
-} from '../src/k6/thresholds.ts';
+import { compactSummary } from '../src/k6/compact-summary.ts';
+import { parseRunnerSummary } from '../src/k6/summary.ts';
+import { evaluateThresholds, thresholdPercentiles } from '../src/k6/thresholds.ts';
+import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
 import { renderReport } from '../src/render/markdown.ts';
 import { aggregateSummaries } from '../src/result/aggregate.ts';
-import { QUANTILE_GRID } from '../src/result/quantiles.ts';
+import { QUANTILE_GRID } from '../src/result/quantile-grid.ts';
 import { RESULT_SCHEMA, type RunResult } from '../src/result/schema.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
 

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
-import { percentileKey } from '../k6/thresholds.ts';
+import { percentileKey } from '../k6/thresholds-parser.ts';
 import type { MetricResult, RunResult } from '../result/schema.ts';
 import {
   type Change,

@@ -79,20 +79,9 @@ export async function upsertComment(
 ): Promise<UpsertResult> {
   if (!hasMarker(body, target.marker)) throw new Error('the comment body must start with its marker');
   const existing = await findOwnComment(gh, target);
-  if (existing) {
-    const { data } = await gh.rest.issues.updateComment({
-      owner: target.owner,
-      repo: target.repo,
-      comment_id: existing.id,
-      body,
-    });
-    return { id: data.id, url: data.html_url, action: 'updated' };
-  }
-  const { data } = await gh.rest.issues.createComment({
-    owner: target.owner,
-    repo: target.repo,
-    issue_number: target.issueNumber,
-    body,
-  });
-  return { id: data.id, url: data.html_url, action: 'created' };
+  const repo = { owner: target.owner, repo: target.repo, body };
+  const { data } = existing
+    ? await gh.rest.issues.updateComment({ ...repo, comment_id: existing.id })
+    : await gh.rest.issues.createComment({ ...repo, issue_number: target.issueNumber });
+  return { id: data.id, url: data.html_url, action: existing ? 'updated' : 'created' };
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { compactSummary } from './summary.ts';
+import { compactSummary } from './compact-summary.ts';
 
 /**
  * The generated modules k6 runs instead of the user's script (docs/equivalence-plan.md).
@@ -58,6 +58,19 @@ export function withoutAbortOnFail(thresholds: Record<string, unknown[]>): Recor
 }
 
 /**
+ * The thresholds every runner gets: the consolidated ones {@link withoutAbortOnFail}, or, when the
+ * test has none, one that cannot fail (`iterations: count>=0`). A runner whose segment gets no VU
+ * in any scenario (several scenarios of fewer VUs than runners: k6 gives each scenario's first VU
+ * to the first segment) observes no metric, and k6 v2.2.0's end-of-test summary then crashes ("No
+ * initial value") and writes no export. A metric with a threshold is always in the summary. That
+ * guard is not one of the script's thresholds: the preflight parses the script's before.
+ * @param thresholds `options.thresholds` as `k6 inspect` prints it (`{metric: [expr | {threshold, abortOnFail, delayAbortEval}]}`).
+ */
+export function runnerThresholds(thresholds: Record<string, unknown[]>): Record<string, unknown[]> {
+  return Object.keys(thresholds).length === 0 ? { iterations: ['count>=0'] } : withoutAbortOnFail(thresholds);
+}
+
+/**
  * A runner's `handleSummaryTimeout`: k6's default (`lib/options.go`, 2 minutes). A script's own
  * (say `1ms`) would otherwise cut the runner's summary short, and with it k6's export, so that
  * no runner left a summary.
@@ -69,7 +82,7 @@ export const RUNNER_HANDLE_SUMMARY_TIMEOUT = '120s';
  * @param options.script path of the user's script (made absolute).
  * @param options.thresholds the thresholds every runner gets (already without abortOnFail), never
  *   empty: a runner whose segment gets no VU observes no metric and k6 v2.2.0's summary then
- *   crashes, so a test without thresholds gets one that cannot fail (see preflight.ts).
+ *   crashes, so a test without thresholds gets one that cannot fail ({@link runnerThresholds}).
  * @param options.runsDefault whether to re-export `default` ({@link runsDefault}).
  */
 export function runnerEntryModule(options: {

@@ -1,3 +1,5 @@
+import type { MetricContains, MetricType } from '../result/schema.ts';
+
 /**
  * k6's built-in metric names this product reads, defined once
  * (https://grafana.com/docs/k6/latest/using-k6/metrics/reference/).
@@ -23,3 +25,34 @@ export const K6_METRIC = {
   /** Gauge of allocated VUs. */
   vusMax: 'vus_max',
 } as const;
+
+/** k6's built-in metrics and what they contain (https://grafana.com/docs/k6/latest/using-k6/metrics/reference/). */
+const BUILTIN_CONTAINS: Record<string, MetricContains> = {
+  data_received: 'data',
+  data_sent: 'data',
+  ws_msgs_received: 'default',
+};
+
+/**
+ * What a metric's values measure. Prefers what the runners' REST API said (`/v1/metrics` has
+ * `contains` for every metric, custom ones too); otherwise k6's built-in names: `data_*` are bytes,
+ * and every built-in trend (`http_req_*`, `iteration_duration`, `group_duration`, `ws_*`,
+ * `grpc_req_duration`, `browser_*`) is time.
+ */
+export function metricContains(
+  name: string,
+  type: MetricType,
+  known?: Record<string, MetricContains>,
+): MetricContains {
+  const base = name.split('{')[0]!;
+  const fromApi = known?.[base];
+  if (fromApi) return fromApi;
+  if (BUILTIN_CONTAINS[base]) return BUILTIN_CONTAINS[base]!;
+  if (
+    type === 'trend' &&
+    /^(http_req_|iteration_duration|group_duration|ws_|grpc_req_duration|browser_)/.test(base)
+  ) {
+    return 'time';
+  }
+  return 'default';
+}

@@ -1,9 +1,9 @@
 import type { QuantileGrid } from '../result/quantiles.ts';
-import type { CheckResult, GroupResult, MetricContains, MetricType } from '../result/schema.ts';
+import type { CheckResult, GroupResult } from '../result/schema.ts';
 
 /**
  * One runner's end-of-test summary, read from the compact summary its entry module writes
- * ({@link compactSummary}: metric types given) or from the JSON k6 writes with `--summary-export`
+ * (`compactSummary` in src/k6/compact-summary.ts: metric types given) or from the JSON k6 writes with `--summary-export`
  * (the legacy machine-readable summary: `{metrics: {name: values}, root_group}`).
  *
  * The export has no metric types, so they are told by their keys: `passes`/`fails` is a rate,
@@ -194,64 +194,11 @@ function parseGroup(raw: Raw): GroupResult {
   return { name: String(raw.name ?? ''), path: String(raw.path ?? ''), groups, checks };
 }
 
-/** The `format` of the compact runner summary ({@link compactSummary}). */
-export const COMPACT_SUMMARY_FORMAT = 'k6d-summary/2';
-
 /**
- * The compact runner summary, built inside k6 by the runner entry module's `handleSummary(data)`
- * (src/k6/entry.ts embeds this function's source, so it must stay plain JavaScript that k6's
- * runtime runs: no imports, nothing from outside). It carries what `--summary-export` carries, in
- * a shape that parses several times faster: a trend's stats are the float64s of
- * `data.options.summaryTrendStats` (the runner's `--summary-trend-stats`) in that order, named once
- * in `stats`, packed little-endian and base64-encoded (a stat the data lacks is NaN), instead of
- * ~300 `"p(…)": value` keys per trend. Packed, the values stay exact and JSON.parse reads one
- * string instead of 300 numbers: at 1,000 runners parsing k6's export alone took about 600 ms of
- * the 1 s budget (bench/scale.ts). Other metrics keep k6's `values` object.
- *
- * Layout, so that it is read back from a Pod log as the export is (`extractSummary`): `{` and `}`
- * alone on their lines, every line between them indented, one metric a line.
- * @param data k6's handleSummary data object (`metrics[name] = {type, contains, values}`, `root_group`, `options`).
- * @param b64encode base64 (standard alphabet) of an ArrayBuffer: `b64encode` of k6/encoding inside
- *   k6, `Buffer.from(buffer).toString('base64')` in Node.
- * @returns `{format, stats, metrics: {name: {type, contains, values}}, root_group}` as JSON text.
+ * The `format` of the compact runner summary (`compactSummary` in src/k6/compact-summary.ts, which
+ * writes the string itself: it runs inside k6, where it cannot import this).
  */
-export function compactSummary(
-  data: {
-    metrics: Record<string, { type: string; contains?: string; values: Record<string, number> }>;
-    root_group?: unknown;
-    options?: { summaryTrendStats?: string[] };
-  },
-  b64encode: (buffer: ArrayBuffer) => string,
-): string {
-  const stats = data.options?.summaryTrendStats ?? [];
-  // The format string is written out (this function cannot see COMPACT_SUMMARY_FORMAT inside k6).
-  const lines = ['{', ' "format": "k6d-summary/2",', ` "stats": ${JSON.stringify(stats)},`, ' "metrics": {'];
-  // Typed arrays hold numbers in the platform's order; k6 and Node run on little-endian CPUs
-  // (amd64, arm64), and the parser checks the length.
-  const entries = Object.entries(data.metrics).map(([name, m]) => {
-    let values: Record<string, number> | string = m.values;
-    if (m.type === 'trend') {
-      // A plain loop over a local: k6's JS engine runs it about 3 times as fast as
-      // Float64Array.from with a callback (9 trends of 972 stats: 7.6 ms against 21 ms).
-      const known = m.values;
-      const packed = new Float64Array(stats.length);
-      for (let i = 0; i < stats.length; i++) {
-        const v = known[stats[i]!];
-        packed[i] = typeof v === 'number' ? v : Number.NaN;
-      }
-      values = b64encode(packed.buffer);
-    }
-    return `  ${JSON.stringify(name)}: ${JSON.stringify({ type: m.type, contains: m.contains, values: values })}`;
-  });
-  if (entries.length > 0) lines.push(entries.join(',\n'));
-  lines.push(' },');
-  const group = JSON.stringify(data.root_group || {}, null, 1)
-    .split('\n')
-    .join('\n ');
-  lines.push(` "root_group": ${group}`);
-  lines.push('}');
-  return `${lines.join('\n')}\n`;
-}
+export const COMPACT_SUMMARY_FORMAT = 'k6d-summary/2';
 
 /** Where a compact trend's stats are in its values array, for one `stats` list. */
 interface CompactLayout {
@@ -347,7 +294,7 @@ function unpackFloat64(base64: string): Float64Array {
 
 /**
  * Parses a runner's summary: the compact one its entry module's handleSummary writes
- * ({@link compactSummary}), or k6's own `--summary-export` (the fallback when handleSummary did not
+ * (`compactSummary` in src/k6/compact-summary.ts), or k6's own `--summary-export` (the fallback when handleSummary did not
  * write, e.g. a script whose `handleSummaryTimeout` was too short).
  * @throws Error when the JSON is neither.
  */
@@ -382,35 +329,4 @@ export function parseRunnerSummary(json: string): RunnerSummary {
     ...(durationS === undefined ? {} : { durationS }),
     ...(doc.format === COMPACT_SUMMARY_FORMAT ? {} : { fromExport: true as const }),
   };
-}
-
-/** k6's built-in metrics and what they contain (https://grafana.com/docs/k6/latest/using-k6/metrics/reference/). */
-const BUILTIN_CONTAINS: Record<string, MetricContains> = {
-  data_received: 'data',
-  data_sent: 'data',
-  ws_msgs_received: 'default',
-};
-
-/**
- * What a metric's values measure. Prefers what the runners' REST API said (`/v1/metrics` has
- * `contains` for every metric, custom ones too); otherwise k6's built-in names: `data_*` are bytes,
- * and every built-in trend (`http_req_*`, `iteration_duration`, `group_duration`, `ws_*`,
- * `grpc_req_duration`, `browser_*`) is time.
- */
-export function metricContains(
-  name: string,
-  type: MetricType,
-  known?: Record<string, MetricContains>,
-): MetricContains {
-  const base = name.split('{')[0]!;
-  const fromApi = known?.[base];
-  if (fromApi) return fromApi;
-  if (BUILTIN_CONTAINS[base]) return BUILTIN_CONTAINS[base]!;
-  if (
-    type === 'trend' &&
-    /^(http_req_|iteration_duration|group_duration|ws_|grpc_req_duration|browser_)/.test(base)
-  ) {
-    return 'time';
-  }
-  return 'default';
 }

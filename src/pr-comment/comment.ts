@@ -1,135 +1,21 @@
-import type { BaseHistory, BaselineInfo, HistoryRun } from '../compare/baseline.ts';
-import { type Comparison, compareResults, describeTolerance, type MetricDelta } from '../compare/compare.ts';
-import { type EnvironmentDifference, environmentDifferences } from '../compare/environment.ts';
-import { applyHistory, metricHistory } from '../compare/history.ts';
-import { METRIC_IDS, type MetricId, type Tolerances } from '../compare/judgement.ts';
-import { DEFAULT_NOISE_GATE, describeNoiseVerdict } from '../compare/noise.ts';
-import { type Trend, trendMarkdown } from '../render/chart.ts';
-import { dashboardMarkdown } from '../render/dashboard.ts';
-import { formatChange, formatDelta, formatDeltaValue } from '../render/delta.ts';
-import { escapeMarkdown, formatMs, inlineCode } from '../render/format.ts';
 import {
-  renderChecks,
-  renderFailures,
-  renderHeadline,
-  renderKeyMetrics,
-  renderRunners,
-  renderThresholds,
-  renderTimeline,
-} from '../render/markdown.ts';
-import type { RunResult } from '../result/schema.ts';
+  COMMENT_LIMIT,
+  type Fitted,
+  fitSections,
+  measureBytes,
+  measureChars,
+  type Section,
+  SUMMARY_LIMIT_BYTES,
+} from './fit.ts';
+import { type CommentData, type Judgement, judge } from './judge.ts';
+import { renderSections } from './sections.ts';
 
 /**
- * The pull request report: verdict against the baseline, key metric deltas, thresholds, detail,
- * and fitting it into GitHub's size limits. The same markdown is the PR comment and the job
- * summary. Pure functions: no GitHub calls.
- *
- * Limits (docs.github.com, REST "Create an issue comment": body at most 65,536 characters; job
- * summary at most 1 MiB per step, "Adding a job summary"). Characters are counted as UTF-16 code
- * units here, which is never fewer than GitHub's count.
+ * The pull request report as GitHub gets it: judged (judge.ts), rendered as sections
+ * (sections.ts), made inert where the text comes from the user, and fitted into GitHub's size
+ * limits (fit.ts), once for the PR comment and once for the job summary; and the hidden marker
+ * that finds the comment again. Pure functions: no GitHub calls.
  */
-
-/** GitHub's limit on a comment body, in characters. */
-export const COMMENT_LIMIT = 65_536;
-/** GitHub's limit on one step's job summary, in bytes. */
-export const SUMMARY_LIMIT_BYTES = 1024 * 1024;
-
-/**
- * The report's verdict against the baseline (the run's own threshold verdict is separate):
- * - `passed`: no gated metric is worse beyond its tolerance;
- * - `regressed`: at least one gated metric is;
- * - `no-baseline`: nothing to compare with yet;
- * - `baseline-expired`: the newest baseline's artifact expired;
- * - `environment-changed`: the baseline ran elsewhere (runners, image, resources, script…):
- *   deltas are shown, not judged.
- */
-export type ReportVerdict =
-  | 'passed'
-  | 'regressed'
-  | 'no-baseline'
-  | 'baseline-expired'
-  | 'environment-changed';
-
-/** Everything a report is made from; a report bundle carries exactly this. */
-export interface CommentData {
-  head: RunResult;
-  /** The baseline result, present when `baseline.state` is `found`. */
-  base?: RunResult;
-  baseline: BaselineInfo;
-  /** The base branch's recent results; absent when not looked up (`history-runs: 0`, a `baseline` file). */
-  history?: BaseHistory;
-  options: {
-    title?: string;
-    key: string;
-    gate: MetricId[];
-    tolerances: Tolerances;
-    /** What a changed script does to the gate ({@link SCRIPT_CHANGE_POLICIES}); default `gate`. */
-    scriptChange?: ScriptChangePolicy;
-    /** The `dashboard-url` input (src/render/dashboard.ts). */
-    dashboardUrl?: string;
-  };
-  links: {
-    /** The workflow run of head. */
-    runUrl?: string;
-    headSha?: string;
-  };
-}
-
-/**
- * What a change of the load test script since the baseline (`scriptHash`) does to the verdict:
- * - `gate` (the default): the deltas are still judged, and the change is noted. A pull request
- *   cannot switch the regression gate off by touching the script; a deliberate change to the test
- *   becomes the baseline once merged.
- * - `ungated`: as for any other environment change, deltas are shown but not judged.
- */
-export const SCRIPT_CHANGE_POLICIES = ['gate', 'ungated'] as const;
-export type ScriptChangePolicy = (typeof SCRIPT_CHANGE_POLICIES)[number];
-
-/** What the report concludes. */
-export interface Judgement {
-  verdict: ReportVerdict;
-  comparison?: Comparison;
-  environmentDiffs: EnvironmentDifference[];
-  /** The history runs comparable with head (same environment), oldest first, that the gate and trend used. */
-  history?: HistoryRun[];
-  /** History runs left out because they ran in another environment than head. */
-  historyExcluded?: number;
-}
-
-/**
- * Compares head with the baseline and decides the verdict. With a history, the key metrics are
- * judged by the noise gate (src/compare/history.ts) on the history runs that ran in head's
- * environment; below the gate's minimum history the fixed rule against the baseline applies.
- */
-export function judge(input: CommentData): Judgement {
-  const { head, base, baseline, options } = input;
-  if (baseline.state === 'expired') return { verdict: 'baseline-expired', environmentDiffs: [] };
-  if (baseline.state === 'none' || !base) return { verdict: 'no-baseline', environmentDiffs: [] };
-  const environmentDiffs = environmentDifferences(base.environment, head.environment);
-  const scriptGated = (options.scriptChange ?? 'gate') === 'gate';
-  const judged = environmentDiffs.every((d) => scriptGated && d.field === 'scriptHash');
-  // Another environment: show every delta, gate none.
-  let comparison = compareResults(base, head, {
-    tolerances: options.tolerances,
-    gate: judged ? options.gate : [],
-  });
-  if (!judged) return { verdict: 'environment-changed', comparison, environmentDiffs };
-  const all = input.history?.runs ?? [];
-  const history = all.filter(
-    (h) => environmentDifferences(h.result.environment, head.environment).length === 0,
-  );
-  if (history.length > 0)
-    comparison = applyHistory(
-      comparison,
-      history.map((h) => h.result),
-    );
-  return {
-    verdict: comparison.gatedRegressions.length > 0 ? 'regressed' : 'passed',
-    comparison,
-    environmentDiffs,
-    ...(input.history ? { history, historyExcluded: all.length - history.length } : {}),
-  };
-}
 
 /** The hidden marker's identity: one sticky comment per workflow, job and user key. */
 export interface MarkerKey {
@@ -145,368 +31,6 @@ export interface MarkerKey {
 export function commentMarker(k: MarkerKey): string {
   const enc = encodeURIComponent;
   return `<!-- k6-distributed:report workflow=${enc(k.workflow)} job=${enc(k.job)} key=${enc(k.key)} -->`;
-}
-
-// ---------------------------------------------------------------- values and deltas
-
-function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDelta) => string): string {
-  return [
-    '| Metric | Base | Head | Delta | Change |',
-    '|---|---:|---:|---:|---|',
-    ...rows.map(
-      (d) =>
-        `| ${labelOf(d)} | ${formatDeltaValue(d, d.base)} | ${formatDeltaValue(d, d.head)} | ${formatDelta(d)} | ${formatChange(d, judged)} |`,
-    ),
-  ].join('\n');
-}
-
-// ---------------------------------------------------------------- sections
-
-/** A piece of the body. Sections with `drop` go first when the body is too long, lowest first. */
-export interface Section {
-  id: string;
-  text: string;
-  /** Drop order (1 first); absent = kept. */
-  drop?: number;
-  /** A shorter rendering that fits in `budget` characters (measured by the fitting's measure). */
-  shrink?: (budget: number, measure: (s: string) => number) => string;
-}
-
-function details(summary: string, body: string, open = false): string {
-  return `<details${open ? ' open' : ''}><summary>${summary}</summary>\n\n${body}\n\n</details>`;
-}
-
-/** What the trend calls this PR's point. */
-const HEAD_LABEL = 'this PR';
-
-/**
- * The trend of the gated metrics across the history runs (oldest first), this PR's value last,
- * with the history's normal range where the noise gate judged; '' without a history.
- */
-function trendSection(input: CommentData, j: Judgement): string {
-  const runs = j.history;
-  const looked = input.history;
-  if (!runs || !looked || !j.comparison) return '';
-  const branch = input.baseline.branch ? ` of ${inlineCode(input.baseline.branch)}` : '';
-  const notes = [
-    looked.skipped > 0
-      ? `${looked.skipped} run${looked.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired.`
-      : '',
-    j.historyExcluded
-      ? `${j.historyExcluded} run${j.historyExcluded === 1 ? '' : 's'} left out: another environment (runners, image, script…).`
-      : '',
-  ].filter(Boolean);
-  const note = notes.length > 0 ? `\n\n_${notes.join(' ')}_` : '';
-  const { minHistory, k } = DEFAULT_NOISE_GATE;
-  const method =
-    runs.length >= minHistory
-      ? `A gated metric regresses only when this PR's value lies outside the history's normal range (median ± ${k} × 1.4826 × MAD) and beyond its tolerances.`
-      : `With ${runs.length} comparable run${runs.length === 1 ? '' : 's'} (${minHistory} needed for the history's normal range) the gate compares with the baseline run and its tolerances.`;
-  const summary = `Trend of the gated metrics over the last ${runs.length} successful run${runs.length === 1 ? '' : 's'}${branch}`;
-  if (runs.length === 0) return details(summary, `${method}${note}`, true);
-  const values = new Map(
-    metricHistory(
-      j.comparison,
-      runs.map((r) => r.result),
-    ).map((h) => [h.id, h.values]),
-  );
-  const parts: string[] = [];
-  for (const d of j.comparison.keyMetrics) {
-    if (!d.gated || d.head === undefined) continue;
-    const past = values.get(d.id as MetricId) ?? [];
-    const history = runs.flatMap((r, i) =>
-      past[i] === undefined ? [] : [{ label: r.run.sha.slice(0, 7), value: past[i]! }],
-    );
-    const trend: Trend = {
-      metric: d.label,
-      unit: d.unit,
-      history,
-      head: { label: HEAD_LABEL, value: d.head },
-      ...(d.noise?.range ? { range: { low: d.noise.range.low, high: d.noise.range.high } } : {}),
-    };
-    const line = d.noise ? describeNoiseVerdict(d.label, d.noise) : d.label;
-    parts.push(`**${line}**\n\n${trendMarkdown(trend)}`);
-  }
-  return details(summary, [method, ...parts].join('\n\n') + note, true);
-}
-
-/** The verdict as the comment's bold line starts it (`🔴 Performance regressed`). */
-export const VERDICT_LINES: Record<ReportVerdict, string> = {
-  passed: '🟢 No performance regression',
-  regressed: '🔴 Performance regressed',
-  'no-baseline': '⚪ No baseline yet',
-  'baseline-expired': '⚪ Baseline expired',
-  'environment-changed': '🟠 Not judged: the environment changed',
-};
-
-function verdictLine(input: CommentData, j: Judgement): string {
-  const branch = input.baseline.branch ? ` against ${inlineCode(input.baseline.branch)}` : '';
-  const head = `**${VERDICT_LINES[j.verdict]}**`;
-  switch (j.verdict) {
-    case 'regressed': {
-      const list = j
-        .comparison!.gatedRegressions.map((d) =>
-          d.noise
-            ? describeNoiseVerdict(d.label, d.noise)
-            : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
-        )
-        .join(', ');
-      return `${head}${branch}: ${list}.`;
-    }
-    case 'passed': {
-      const better = j.comparison!.keyMetrics.filter((d) => d.change === 'better').length;
-      const worse = j.comparison!.regressions.length;
-      const extra = [
-        better > 0 ? `${better} key metric${better === 1 ? '' : 's'} improved` : '',
-        worse > 0 ? `${worse} ungated metric${worse === 1 ? '' : 's'} worse` : '',
-      ].filter(Boolean);
-      return `${head}${branch}: no gated metric is worse beyond its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
-    }
-    case 'environment-changed':
-      return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
-    case 'no-baseline':
-      return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;
-    case 'baseline-expired':
-      return `${head}${branch}: the stored result is gone, so this run is not judged against a baseline.`;
-  }
-}
-
-function shortSha(sha: string | undefined): string {
-  return sha ? inlineCode(sha.slice(0, 7)) : '`?`';
-}
-
-function runLink(run: NonNullable<BaselineInfo['run']>): string {
-  return `[run ${run.id}](${run.url})`;
-}
-
-function baselineLine(b: BaselineInfo): string {
-  const branch = b.branch ? inlineCode(b.branch) : 'the base branch';
-  if (b.source === 'file')
-    return `**Baseline:** the file ${inlineCode(b.file ?? '?')} (the \`baseline\` input).`;
-  if (b.state === 'found' && b.run) {
-    const where = b.atMergeBase
-      ? 'the merge-base of this pull request'
-      : b.mergeBase
-        ? `the newest successful run on ${branch} (none stored a result at the merge-base ${shortSha(b.mergeBase)})`
-        : `the newest successful run on ${branch}`;
-    return `**Baseline:** ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)}, ${where}.`;
-  }
-  if (b.state === 'expired' && b.run) {
-    const when = b.expiredAt ? ` on ${escapeMarkdown(b.expiredAt.slice(0, 10))}` : '';
-    return `**Baseline expired:** the stored result of ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)} expired${when} (artifact retention). The next successful run on ${branch} with \`mode: store\` stores a new one.`;
-  }
-  const checked =
-    b.runsChecked === undefined ? '' : `; ${b.runsChecked} run${b.runsChecked === 1 ? '' : 's'} checked`;
-  return `**No baseline yet:** no successful run of this workflow on ${branch} has stored a result (artifact ${inlineCode(b.artifactName ?? '?')}${checked}). Run this workflow with \`mode: store\` on pushes to ${branch}; later pull requests are compared with it.`;
-}
-
-function environmentWarning(diffs: EnvironmentDifference[], judged: boolean): string {
-  const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
-  return [
-    judged ? '> [!NOTE]' : '> [!WARNING]',
-    judged
-      ? '> The load test script changed since the baseline; the deltas are still judged (input `script-change: gate`):'
-      : '> The baseline ran in another environment, so these deltas are not judged (a regression here does not fail the check):',
-    ...diffs.map((d) => `> - ${d.field}: ${inlineCode(clip(d.base))} → ${inlineCode(clip(d.head))}`),
-  ].join('\n');
-}
-
-function thresholdsSection(head: RunResult): Section {
-  const heading = '#### Thresholds of this run (judged on the aggregate of all runners)';
-  return {
-    id: 'thresholds',
-    text: `${heading}\n\n${renderThresholds(head)}`,
-    shrink: (budget, measure) => {
-      // Failed thresholds first, then as many rows as fit.
-      const ordered = [...head.thresholds.filter((t) => !t.ok), ...head.thresholds.filter((t) => t.ok)];
-      const render = (n: number) => {
-        const rest = ordered.length - n;
-        const failedLeft = ordered.slice(n).filter((t) => !t.ok).length;
-        const note =
-          rest > 0
-            ? `\n\n_${rest} more threshold${rest === 1 ? '' : 's'} not shown (${failedLeft} failed); the job summary lists them all._`
-            : '';
-        const table = n > 0 ? renderThresholds({ ...head, thresholds: ordered.slice(0, n) }) : '';
-        return `${heading}\n\n${table}${note}`;
-      };
-      let lo = 0;
-      let hi = ordered.length;
-      while (lo < hi) {
-        const mid = Math.ceil((lo + hi) / 2);
-        if (measure(render(mid)) <= budget) lo = mid;
-        else hi = mid - 1;
-      }
-      return render(lo);
-    },
-  };
-}
-
-/** The heading when the `title` input is not set: `k6 load test`, plus the key unless it is `default`. */
-export function defaultTitle(key: string): string {
-  return `k6 load test${key === 'default' ? '' : ` · ${key}`}`;
-}
-
-/**
- * The report as sections, top to bottom: marker, heading, verdict, run verdict, baseline,
- * environment warning, key metric deltas, thresholds, then `<details>` (failures, submetrics,
- * checks, runners) and the footer.
- * @param marker the hidden marker to put first ('' for none).
- */
-export function renderSections(input: CommentData, j: Judgement, marker: string): Section[] {
-  const { head, options } = input;
-  const judged = j.verdict === 'passed' || j.verdict === 'regressed';
-  const title = options.title ?? defaultTitle(options.key);
-  const sections: Section[] = [];
-  sections.push({
-    id: 'header',
-    text: [
-      ...(marker ? [marker] : []),
-      `### ${escapeMarkdown(title)}`,
-      '',
-      verdictLine(input, j),
-      '',
-      `**This run (its own thresholds):** ${renderHeadline(head)}`,
-      ...(options.dashboardUrl ? ['', dashboardMarkdown(options.dashboardUrl, head)] : []),
-      '',
-      baselineLine(input.baseline),
-    ].join('\n'),
-  });
-  if (j.environmentDiffs.length > 0)
-    sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs, judged) });
-  if (j.comparison) {
-    const rows = j.comparison.keyMetrics;
-    const latency = `Latency is ${inlineCode(j.comparison.latencyKey)}.`;
-    sections.push({
-      id: 'key-metrics',
-      text: `${deltaTable(rows, judged, (d) => (d.gated ? `${d.label} (gate)` : d.label))}\n\n<sub>${latency}</sub>`,
-    });
-  } else {
-    sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
-  }
-  sections.push(thresholdsSection(head));
-  const trend = trendSection(input, j);
-  if (trend) sections.push({ id: 'trend', drop: 2.5, text: trend });
-  const timeline = renderTimeline(head);
-  if (timeline)
-    sections.push({ id: 'timeline', drop: 1.5, text: details('This run over time', timeline, true) });
-  const failures = renderFailures(head);
-  if (failures) sections.push({ id: 'failures', drop: 4, text: details('Why this run failed', failures) });
-  const submetrics = j.comparison?.submetrics ?? [];
-  if (submetrics.length > 0) {
-    sections.push({
-      id: 'submetrics',
-      drop: 2,
-      text: details(
-        `Per scenario and tag (${submetrics.length} submetric${submetrics.length === 1 ? '' : 's'}, not gated)`,
-        deltaTable(submetrics, judged, (d) => `${inlineCode(d.label)} ${d.source.slice(d.label.length + 1)}`),
-      ),
-    });
-  }
-  const checks = renderChecks(head);
-  if (checks) sections.push({ id: 'checks', drop: 3, text: details('Checks', checks) });
-  const baseRunners = input.base ? ` (baseline: ${input.base.environment.runners})` : '';
-  sections.push({
-    id: 'runners',
-    drop: 1,
-    text: details(
-      `Runners: ${head.runners.length}${baseRunners}, start skew ${formatMs(head.startSkewMs)}`,
-      `${renderRunners(head)}\n\n_Per-runner p95 is for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._`,
-    ),
-  });
-  sections.push({ id: 'footer', text: footer(input) });
-  return sections;
-}
-
-function footer(input: CommentData): string {
-  const { options, links } = input;
-  const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
-  const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
-    ', ',
-  );
-  const parts = [
-    'k6-distributed',
-    links.runUrl ? `[workflow run](${links.runUrl})` : '',
-    links.headSha ? `head ${shortSha(links.headSha)}` : '',
-    `key ${inlineCode(options.key)}`,
-    `gate: ${gate}`,
-  ].filter(Boolean);
-  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>A change counts when it exceeds both tolerances (relative and absolute): ${tolerances}.</sub>`;
-}
-
-/** Characters as GitHub counts a comment body (UTF-16 code units: never fewer than GitHub's count). */
-export const measureChars = (s: string): number => s.length;
-/** Bytes of UTF-8, as the job summary limit counts. */
-export const measureBytes = (s: string): number => Buffer.byteLength(s, 'utf8');
-
-/** The fitted body and what was left out. */
-export interface Fitted {
-  text: string;
-  /** Ids of sections dropped or shortened, in that order. */
-  dropped: string[];
-}
-
-/**
- * Joins sections into a body of at most `limit` (by `measure`): when too long, drops `<details>`
- * sections by their `drop` order, then shortens sections that can shrink (the thresholds table:
- * failed rows first), and as a last resort cuts the text. A note says what was left out.
- * @param where where the full report is, for the note (e.g. `the job summary`).
- */
-export function fitSections(
-  sections: Section[],
-  limit: number,
-  measure: (s: string) => number,
-  where: string,
-): Fitted {
-  const join = (parts: string[]) => `${parts.join('\n\n')}\n`;
-  const render = (secs: Section[], dropped: string[]) => {
-    const texts = secs.map((s) => s.text);
-    if (dropped.length > 0) {
-      const note = `<sub>Left out to fit GitHub's size limit: ${dropped.join(', ')}. ${where}</sub>`;
-      texts.splice(texts.length - 1, 0, note);
-    }
-    return join(texts);
-  };
-  let current = [...sections];
-  const dropped: string[] = [];
-  let text = render(current, dropped);
-  if (measure(text) <= limit) return { text, dropped };
-  for (const victim of sections.filter((s) => s.drop !== undefined).sort((a, b) => a.drop! - b.drop!)) {
-    current = current.filter((s) => s !== victim);
-    dropped.push(victim.id);
-    text = render(current, dropped);
-    if (measure(text) <= limit) return { text, dropped };
-  }
-  // Shrink every section that can, each to an even share of what the others leave (several
-  // scripts' thresholds tables shrink alike), counting those not shrunk yet as empty.
-  const shrinkable = current.filter((s) => s.shrink);
-  if (shrinkable.length > 0) {
-    const notes = shrinkable.map((s) => `part of ${s.id}`);
-    dropped.push(...notes);
-    const pending = new Set(shrinkable);
-    for (const [i, section] of current.entries()) {
-      if (!section.shrink) continue;
-      pending.delete(section);
-      const others = measure(
-        render(
-          current.filter((s) => s !== section && !pending.has(s)),
-          dropped,
-        ),
-      );
-      const share = Math.floor(Math.max(0, limit - others - 2 * (pending.size + 1)) / (pending.size + 1));
-      const shrunk = { ...section, text: section.shrink(share, measure) };
-      current = current.map((s, j) => (j === i ? shrunk : s));
-    }
-    // A section that kept its whole text within its share is not named as shortened.
-    for (const [k, s] of shrinkable.entries())
-      if (current.find((c) => c.id === s.id)?.text === s.text) dropped.splice(dropped.indexOf(notes[k]!), 1);
-    text = render(current, dropped);
-    if (measure(text) <= limit) return { text, dropped };
-  }
-  // Last resort (a huge title or script path): cut, keeping the marker at the top.
-  const tail = '\n\n_(cut to fit)_\n';
-  let cut = text.slice(0, Math.max(0, limit - tail.length));
-  while (measure(cut + tail) > limit) cut = cut.slice(0, Math.floor(cut.length * 0.9));
-  return { text: cut + tail, dropped: [...dropped, 'the rest'] };
 }
 
 /** The comment body (fits {@link COMMENT_LIMIT}) and the job summary (fits {@link SUMMARY_LIMIT_BYTES}). */
@@ -539,21 +63,28 @@ export function defuseSection(section: Section): Section {
 }
 
 /**
- * Judges and renders the report for the comment and the job summary. The marker is the body's
- * first line and the only HTML comment in it: everything else is passed through {@link defuseComment}.
+ * The comment body (fits {@link COMMENT_LIMIT}, in characters) and the job summary (fits
+ * {@link SUMMARY_LIMIT_BYTES}, in bytes) from a report's sections. The marker is the body's first
+ * line and the only HTML comment in it: every section is passed through {@link defuseSection}.
+ * @param sections at least one; the first is the header the marker goes on.
+ * @param marker the hidden marker ('' for none).
  */
-export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
-  const judgement = judge(input);
-  const sections = renderSections(input, judgement, '').map(defuseSection);
-  if (marker) sections[0] = { ...sections[0]!, text: `${marker}\n${sections[0]!.text}` };
+export function fitBodies(sections: Section[], marker: string): { comment: Fitted; summary: Fitted } {
+  const defused = sections.map(defuseSection);
+  if (marker) defused[0] = { ...defused[0]!, text: `${marker}\n${defused[0]!.text}` };
   return {
-    judgement,
     comment: fitSections(
-      sections,
+      defused,
       COMMENT_LIMIT,
       measureChars,
       'The job summary of the run has the full report.',
     ),
-    summary: fitSections(sections, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
+    summary: fitSections(defused, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
   };
+}
+
+/** Judges and renders the report for the comment and the job summary ({@link fitBodies}). */
+export function renderReportBodies(input: CommentData, marker: string): RenderedReport {
+  const judgement = judge(input);
+  return { judgement, ...fitBodies(renderSections(input, judgement, ''), marker) };
 }

@@ -1,20 +1,8 @@
 import { escapeMarkdown, inlineCode } from '../render/format.ts';
-import {
-  COMMENT_LIMIT,
-  type CommentData,
-  defuseSection,
-  type Fitted,
-  fitSections,
-  type Judgement,
-  judge,
-  measureBytes,
-  measureChars,
-  type ReportVerdict,
-  renderSections,
-  type Section,
-  SUMMARY_LIMIT_BYTES,
-  VERDICT_LINES,
-} from './comment.ts';
+import { fitBodies } from './comment.ts';
+import type { Fitted, Section } from './fit.ts';
+import { type CommentData, type Judgement, judge, type ReportVerdict } from './judge.ts';
+import { renderSections, VERDICT_LINES } from './sections.ts';
 
 /**
  * The pull request report of several scripts run in one step (issue #14 item 9): one body with a
@@ -104,7 +92,7 @@ function headerSection(
 
 /**
  * Judges every script against its own baseline and renders one report for the comment (fits
- * {@link COMMENT_LIMIT}) and the job summary (fits {@link SUMMARY_LIMIT_BYTES}). Each script's
+ * `COMMENT_LIMIT`) and the job summary (fits `SUMMARY_LIMIT_BYTES`), as {@link fitBodies}. Each script's
  * sections are those of its own report, headed by its path; their ids (in the note of what was
  * left out) start with the script.
  * @param parts the scripts with a result, in run order (at least one).
@@ -133,17 +121,5 @@ export function renderScriptsReportBodies(
     }
   });
   if (footer) sections.push(footer);
-  const defused = sections.map(defuseSection);
-  if (marker) defused[0] = { ...defused[0]!, text: `${marker}\n${defused[0]!.text}` };
-  return {
-    judgements,
-    verdict,
-    comment: fitSections(
-      defused,
-      COMMENT_LIMIT,
-      measureChars,
-      'The job summary of the run has the full report.',
-    ),
-    summary: fitSections(defused, SUMMARY_LIMIT_BYTES, measureBytes, 'The result JSON has everything.'),
-  };
+  return { judgements, verdict, ...fitBodies(sections, marker) };
 }

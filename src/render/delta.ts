@@ -28,21 +28,51 @@ export function formatDelta(d: MetricDelta): string {
   return `${sign}${amount}${rel}`;
 }
 
-/** The direction-aware change cell. */
-export function formatChange(d: MetricDelta, judged: boolean): string {
+/** How a change cell reads, before each renderer decorates it (an emoji, a coloured span). */
+export interface ChangeCell {
+  /** The words: `better`, `within tolerance`, `worse (not gated)`, `—` … */
+  words: string;
+  /** `better` and `worse` (a gated regression), `warn` (worse, but not gated or not judged), `neutral`, `missing`. */
+  tone: 'better' | 'neutral' | 'worse' | 'warn' | 'missing';
+}
+
+/**
+ * The direction-aware change of a metric, decided once for every renderer: an unchanged metric
+ * the baseline alone would call worse is within the history's normal range (the noise gate); a
+ * worse one is a regression only when judged (same environment) and gated.
+ * @param judged whether the comparison is judged (false when the environment changed).
+ */
+export function changeCell(d: MetricDelta, judged: boolean): ChangeCell {
   switch (d.change) {
     case 'better':
-      return '🟢 better';
+      return { words: 'better', tone: 'better' };
     case 'unchanged':
-      return d.noise && d.baselineChange === 'worse'
-        ? "⚪ within the history's normal range"
-        : '⚪ within tolerance';
+      return {
+        words:
+          d.noise && d.baselineChange === 'worse' ? "within the history's normal range" : 'within tolerance',
+        tone: 'neutral',
+      };
     case 'missing':
-      return '—';
+      return { words: '—', tone: 'missing' };
     case 'worse':
-      if (!judged) return '🟠 worse (not judged)';
-      return d.gated ? '🔴 worse' : '🟠 worse (not gated)';
+      if (!judged) return { words: 'worse (not judged)', tone: 'warn' };
+      return d.gated ? { words: 'worse', tone: 'worse' } : { words: 'worse (not gated)', tone: 'warn' };
   }
+}
+
+/** The emoji the Markdown change cell starts with, by tone. */
+const CHANGE_EMOJI: Record<ChangeCell['tone'], string> = {
+  better: '🟢 ',
+  neutral: '⚪ ',
+  worse: '🔴 ',
+  warn: '🟠 ',
+  missing: '',
+};
+
+/** The direction-aware change cell in Markdown ({@link changeCell} with its emoji): `🔴 worse`. */
+export function formatChange(d: MetricDelta, judged: boolean): string {
+  const { words, tone } = changeCell(d, judged);
+  return `${CHANGE_EMOJI[tone]}${words}`;
 }
 
 /** One regression as a line for annotations and the verdict: `Latency p95 12.00ms -> 15.00ms (+3.00ms (+25.0%))`. */

@@ -1,5 +1,5 @@
 import { K6_METRIC } from '../k6/metrics.ts';
-import { percentileKey } from '../k6/thresholds.ts';
+import { percentileKey } from '../k6/thresholds-parser.ts';
 import type { GroupResult, MetricResult, RunResult } from '../result/schema.ts';
 import { timelineMarkdown } from './chart.ts';
 import { dashboardMarkdown } from './dashboard.ts';

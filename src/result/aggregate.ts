@@ -1,7 +1,8 @@
-import { K6_METRIC } from '../k6/metrics.ts';
-import { metricContains, type RunnerMetric, type RunnerSummary } from '../k6/summary.ts';
-import { percentileKey } from '../k6/thresholds.ts';
-import { mergePercentiles, REPORTED_PERCENTILES } from './quantiles.ts';
+import { K6_METRIC, metricContains } from '../k6/metrics.ts';
+import type { RunnerMetric, RunnerSummary } from '../k6/summary.ts';
+import { percentileKey } from '../k6/thresholds-parser.ts';
+import { REPORTED_PERCENTILES } from './quantile-grid.ts';
+import { mergePercentiles } from './quantiles.ts';
 import type { CheckResult, GroupResult, MetricContains, MetricResult } from './schema.ts';
 
 /** Options of {@link aggregateSummaries}. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Failure } from '../errors.ts';
 import { describeExit } from '../k6/exit-codes.ts';
+import { parseGoFloat } from '../k6/go-syntax.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
-import { parseGoFloat } from '../k6/thresholds.ts';
 import type { RunnerExit } from '../plan.ts';
 import { mergePercentiles } from './quantiles.ts';
 import type { Timeline } from './schema.ts';

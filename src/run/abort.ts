@@ -1,10 +1,11 @@
 import type { Runner } from '../backends/backend.ts';
 import type { Clock } from '../clock.ts';
 import type { Failure } from '../errors.ts';
+import { parseGoDuration } from '../k6/go-syntax.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
-import { parseGoDuration } from '../k6/preflight.ts';
 import type { K6LiveMetric } from '../k6/rest.ts';
-import { compare, findMetric, type Threshold } from '../k6/thresholds.ts';
+import { compare, findMetric } from '../k6/thresholds.ts';
+import type { Threshold } from '../k6/thresholds-parser.ts';
 
 /**
  * abortOnFail on the live global aggregate (issue #9, docs/equivalence-plan.md). Runners never

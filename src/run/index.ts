@@ -8,16 +8,11 @@ import type { RunConfig, RunConfigKey } from '../config.ts';
 import { type Failure, interruptedBeforeStart } from '../errors.ts';
 import { checkOutputPaths } from '../inputs/output-paths.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
+import { earliestEndS } from '../k6/executors.ts';
 import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
+import { parseGoDuration } from '../k6/go-syntax.ts';
 import { runHandleSummary } from '../k6/handle-summary.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
-import {
-  earliestEndS,
-  type Preflight,
-  parseGoDuration,
-  preflight,
-  splittingWarnings,
-} from '../k6/preflight.ts';
 import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
 import type { RunnerExit, RunPlan } from '../plan.ts';
@@ -30,13 +25,14 @@ import { collectAll } from './collect.ts';
 import { launch } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { newRunId, planRun } from './plan.ts';
+import { type Preflight, preflight, splittingWarnings } from './preflight.ts';
 import { setupOnce } from './setup.ts';
 import { startAll } from './start.ts';
 import { teardownOnce } from './teardown.ts';
 
 /**
  * The run pipeline, the same for every backend. Each stage has its own file in this folder:
- * preflight (k6/preflight.ts) -> plan -> launch -> barrier -> setup -> start -> monitor (progress,
+ * preflight -> plan -> launch -> barrier -> setup -> start -> monitor (progress,
  * stop, teardown) -> collect -> aggregate (result/aggregate.ts) -> thresholds (k6/thresholds.ts) -> result
  * (result/build.ts, result/file.ts). docs/architecture.md draws it.
  */

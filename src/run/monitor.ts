@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Failure } from '../errors.ts';
 import { isStopExit, K6_EXIT, runnerCompleted } from '../k6/exit-codes.ts';
 import { K6_STATUS } from '../k6/rest.ts';
-import type { Threshold } from '../k6/thresholds.ts';
+import type { Threshold } from '../k6/thresholds-parser.ts';
 import type { Logger } from '../log.ts';
 import type { RunnerExit } from '../plan.ts';
 import type { MetricContains } from '../result/schema.ts';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigurationError } from '../errors.ts';
-import { percentileKey } from '../k6/thresholds.ts';
+import { executionSegmentSequence, executionSegments } from '../k6/executors.ts';
+import { percentileKey } from '../k6/thresholds-parser.ts';
 import { RUN_TAG, type RunPlan } from '../plan.ts';
-import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
+import { percentsAround, QUANTILE_GRID } from '../result/quantile-grid.ts';
 
 /**
  * A new run id: lowercase, starts with a letter, unique enough for names, labels and tags,
@@ -10,17 +11,6 @@ import { percentsAround, QUANTILE_GRID } from '../result/quantiles.ts';
  */
 export function newRunId(): string {
   return `r${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-}
-
-/** Execution segments `0:1/N`, `1/N:2/N`, …, `(N-1)/N:1`. */
-export function executionSegments(n: number): string[] {
-  const at = (i: number) => (i === 0 ? '0' : i === n ? '1' : `${i}/${n}`);
-  return Array.from({ length: n }, (_, i) => `${at(i)}:${at(i + 1)}`);
-}
-
-/** The sequence `0,1/N,…,(N-1)/N,1` (k6 `--execution-segment-sequence`). */
-export function executionSegmentSequence(n: number): string {
-  return ['0', ...Array.from({ length: n - 1 }, (_, i) => `${i + 1}/${n}`), '1'].join(',');
 }
 
 /**
@@ -32,7 +22,7 @@ export function summaryTrendStats(extraPercentiles: readonly number[] = []): str
     (a, b) => a - b,
   );
   // min, the percentiles and max in a row: a runner's packed summary is then its CDF's knots as
-  // they are (compactSummary in k6/summary.ts), with nothing to copy for 1,000 runners.
+  // they are (compactSummary in k6/compact-summary.ts, read by k6/summary.ts), with nothing to copy for 1,000 runners.
   return ['count', 'avg', 'med', 'min', ...percents.map(percentileKey), 'max'].join(',');
 }
 

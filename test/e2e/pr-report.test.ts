@@ -5,7 +5,8 @@ import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { K6LiveMetric } from '../../src/k6/rest.ts';
 import { RUN_TAG, RUNNER_TAG } from '../../src/plan.ts';
-import { type CommentData, commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
+import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
+import type { CommentData } from '../../src/pr-comment/judge.ts';
 import type { RunResult, Timeline } from '../../src/result/schema.ts';
 import { TimelineRecorder } from '../../src/result/timeseries.ts';
 import { ROOT, runCli, tempDir, writeScript } from '../support/cli.ts';

@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import { preflight } from '../../src/k6/preflight.ts';
 import { runResultSchema } from '../../src/result/schema.ts';
+import { preflight } from '../../src/run/preflight.ts';
 import { k6Binary } from '../equivalence/harness.ts';
 import { collectOutput, runCli, tempDir, writeScript } from '../support/cli.ts';
 

@@ -3,7 +3,7 @@ import { parseGate, parseTolerances } from '../../compare/compare.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput, oneOf } from '../../inputs/values.ts';
-import { SCRIPT_CHANGE_POLICIES } from '../../pr-comment/comment.ts';
+import { SCRIPT_CHANGE_POLICIES } from '../../pr-comment/judge.ts';
 import { parseDashboardUrl } from '../../render/dashboard.ts';
 
 /**

@@ -13,13 +13,10 @@ import {
 } from '../../github/artifacts.ts';
 import { findPullRequest } from '../../github/pulls.ts';
 import { firstIssue } from '../../inputs/parse.ts';
-import {
-  type CommentData,
-  commentMarker,
-  defaultTitle,
-  renderReportBodies,
-} from '../../pr-comment/comment.ts';
+import { commentMarker, renderReportBodies } from '../../pr-comment/comment.ts';
+import type { CommentData } from '../../pr-comment/judge.ts';
 import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
+import { defaultTitle } from '../../pr-comment/sections.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';
 import { runResultSchema } from '../../result/schema.ts';
 import { runUrl } from './context.ts';

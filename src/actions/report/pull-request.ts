@@ -9,14 +9,9 @@ import {
 } from '../../github/artifacts.ts';
 import { findBaseline, findHistory } from '../../github/baseline.ts';
 import type { GitHub } from '../../github/client.ts';
-import {
-  type CommentData,
-  commentMarker,
-  type Fitted,
-  type Judgement,
-  type MarkerKey,
-  renderReportBodies,
-} from '../../pr-comment/comment.ts';
+import { commentMarker, type MarkerKey, renderReportBodies } from '../../pr-comment/comment.ts';
+import type { Fitted } from '../../pr-comment/fit.ts';
+import type { CommentData, Judgement } from '../../pr-comment/judge.ts';
 import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import { readRunResult } from '../../result/read-result.ts';

@@ -1,11 +1,12 @@
 import { ConfigurationError } from '../../errors.ts';
 import { scriptKey } from '../../inputs/scripts.ts';
-import { commentMarker, defaultTitle } from '../../pr-comment/comment.ts';
+import { commentMarker } from '../../pr-comment/comment.ts';
 import {
   renderScriptsReportBodies,
   type ScriptError,
   type ScriptReportData,
 } from '../../pr-comment/scripts.ts';
+import { defaultTitle } from '../../pr-comment/sections.ts';
 import { inlineCode } from '../../render/format.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {

@@ -6,7 +6,7 @@ import {
   uploadFiles,
 } from '../../github/artifacts.ts';
 import type { BaselineMetadata } from '../../github/baseline.ts';
-import { defaultTitle } from '../../pr-comment/comment.ts';
+import { defaultTitle } from '../../pr-comment/sections.ts';
 import { inlineCode } from '../../render/format.ts';
 import { renderHtmlReport } from '../../render/html/report.ts';
 import { renderReport } from '../../render/markdown.ts';

@@ -1,8 +1,8 @@
 import type { Comparison, MetricDelta } from '../../compare/compare.ts';
-import { parseThresholdExpression, percentileKey } from '../../k6/thresholds.ts';
+import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-parser.ts';
 import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
-import { formatDelta, formatDeltaValue } from '../delta.ts';
+import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { CLIENT_SCRIPT } from './client.ts';
@@ -222,20 +222,21 @@ function runnersSection(result: RunResult): string {
   ].join('');
 }
 
-/** The change as words with a colour (the Markdown report's emoji need an emoji font the viewer may lack). */
-function changeCell(d: MetricDelta): string {
-  switch (d.change) {
-    case 'better':
-      return '<span class="ok">better</span>';
-    case 'unchanged':
-      return d.noise && d.baselineChange === 'worse'
-        ? "within the history's normal range"
-        : 'within tolerance';
-    case 'missing':
-      return '—';
-    case 'worse':
-      return d.gated ? '<span class="bad">worse</span>' : '<span class="warn">worse (not gated)</span>';
-  }
+/** The CSS class of a change cell's tone (the neutral and missing ones are plain text). */
+const CHANGE_CLASS: Partial<Record<ChangeCell['tone'], string>> = {
+  better: 'ok',
+  worse: 'bad',
+  warn: 'warn',
+};
+
+/**
+ * The change as words with a colour ({@link changeCell}, judged: the HTML report shows a
+ * comparison's gate as it is); the Markdown report's emoji need an emoji font the viewer may lack.
+ */
+function changeHtml(d: MetricDelta): string {
+  const { words, tone } = changeCell(d, true);
+  const cls = CHANGE_CLASS[tone];
+  return cls ? `<span class="${cls}">${words}</span>` : words;
 }
 
 function comparisonSection(comparison: Comparison | undefined, baselineLabel: string | undefined): string {
@@ -245,7 +246,7 @@ function comparisonSection(comparison: Comparison | undefined, baselineLabel: st
     e(formatDeltaValue(d, d.base)),
     e(formatDeltaValue(d, d.head)),
     e(formatDelta(d)),
-    changeCell(d),
+    changeHtml(d),
   ];
   const heading = baselineLabel
     ? `Compared with the baseline (${e(baselineLabel)})`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runsDefault, withoutAbortOnFail } from '../../../src/k6/entry.ts';
+import { runnerThresholds, runsDefault, withoutAbortOnFail } from '../../../src/k6/entry.ts';
 import { summaryProcessFlags } from '../../../src/k6/handle-summary.ts';
 
 // The generated modules' inputs. The modules themselves run under real k6 in
@@ -20,6 +20,13 @@ describe('the runner entry module', () => {
       }),
     ).toEqual({
       http_req_failed: [{ threshold: 'rate<0.1', abortOnFail: false, delayAbortEval: '10s' }, 'rate<0.5'],
+    });
+  });
+
+  it("gives the runners the script's thresholds without abortOnFail, or a guard that cannot fail", () => {
+    expect(runnerThresholds({})).toEqual({ iterations: ['count>=0'] });
+    expect(runnerThresholds({ http_reqs: [{ threshold: 'count<10', abortOnFail: true }] })).toEqual({
+      http_reqs: [{ threshold: 'count<10', abortOnFail: false }],
     });
   });
 });

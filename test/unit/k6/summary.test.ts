@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { COMPACT_SUMMARY_FORMAT, compactSummary, parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { compactSummary } from '../../../src/k6/compact-summary.ts';
+import { COMPACT_SUMMARY_FORMAT, parseRunnerSummary } from '../../../src/k6/summary.ts';
 import { mergePercentiles } from '../../../src/result/quantiles.ts';
 
 /** What k6/encoding's b64encode does inside k6. */

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/errors.ts';
+import { parseGoFloat } from '../../../src/k6/go-syntax.ts';
+import { evaluateThresholds, findMetric } from '../../../src/k6/thresholds.ts';
 import {
-  evaluateThresholds,
-  findMetric,
-  parseGoFloat,
   parseMetricKey,
   parseThresholdExpression,
   parseThresholds,
-} from '../../../src/k6/thresholds.ts';
+} from '../../../src/k6/thresholds-parser.ts';
 import type { MetricResult } from '../../../src/result/schema.ts';
 
 describe('threshold expressions (k6 thresholds_parser.go rules)', () => {

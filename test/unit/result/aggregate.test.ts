@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunnerSummary } from '../../../src/k6/summary.ts';
-import { evaluateThresholds, parseThresholds } from '../../../src/k6/thresholds.ts';
+import { evaluateThresholds } from '../../../src/k6/thresholds.ts';
+import { parseThresholds } from '../../../src/k6/thresholds-parser.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
-import { QUANTILE_GRID } from '../../../src/result/quantiles.ts';
+import { QUANTILE_GRID } from '../../../src/result/quantile-grid.ts';
 
 /** A runner summary in the shape `k6 run --summary-export` writes (legacy machine-readable summary). */
 function exportJson(opts: {

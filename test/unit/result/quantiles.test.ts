@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  exactPercentile,
-  mergePercentiles,
-  QUANTILE_GRID,
-  type QuantileGrid,
-} from '../../../src/result/quantiles.ts';
+import { QUANTILE_GRID } from '../../../src/result/quantile-grid.ts';
+import { exactPercentile, mergePercentiles, type QuantileGrid } from '../../../src/result/quantiles.ts';
 
 /** A deterministic generator, so that the figures do not change between runs. */
 function random(seed: number): () => number {

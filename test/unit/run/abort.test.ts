@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Runner } from '../../../src/backends/backend.ts';
 import { exitCodeFor } from '../../../src/errors.ts';
 import type { K6LiveMetric } from '../../../src/k6/rest.ts';
-import { parseThresholds } from '../../../src/k6/thresholds.ts';
+import { parseThresholds } from '../../../src/k6/thresholds-parser.ts';
 import { crossedAbortThreshold, delaySeconds, GlobalAbort } from '../../../src/run/abort.ts';
 import { FakeClock } from './support/fakes.ts';
 

@@ -3,17 +3,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfig } from '../../../src/config.ts';
 import { PINNED_K6_VERSION } from '../../../src/k6/binary.ts';
+import { earliestEndS, executionSegmentSequence, executionSegments } from '../../../src/k6/executors.ts';
 import { k6ExitCodeOfRunners } from '../../../src/k6/exit-codes.ts';
-import {
-  declaredContains,
-  earliestEndS,
-  type Preflight,
-  parseGoDuration,
-  splitK6Args,
-  splittingWarnings,
-} from '../../../src/k6/preflight.ts';
+import { splitK6Args } from '../../../src/k6/flags.ts';
+import { parseGoDuration } from '../../../src/k6/go-syntax.ts';
+import { declaredContains } from '../../../src/k6/script-sources.ts';
 import { RUN_TAG, RUNNER_TAG, runnerArgs, runnerEnv } from '../../../src/plan.ts';
-import { executionSegmentSequence, executionSegments, planRun } from '../../../src/run/plan.ts';
+import { planRun } from '../../../src/run/plan.ts';
+import { type Preflight, splittingWarnings } from '../../../src/run/preflight.ts';
 
 describe('run plan', () => {
   it('gives runner i of N the segment i/N:(i+1)/N and all of them the full sequence', () => {

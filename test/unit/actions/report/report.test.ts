@@ -9,7 +9,7 @@ import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
 import { report, resolveMode } from '../../../../src/actions/report/report.ts';
 import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../../../src/pr-comment/comment.ts';
+import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
 import type { RunResult } from '../../../../src/result/schema.ts';
 import {
   API,

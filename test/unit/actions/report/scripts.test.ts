@@ -13,7 +13,7 @@ import {
   BASELINE_METADATA_FILE,
   RESULT_FILE,
 } from '../../../../src/github/artifacts.ts';
-import { COMMENT_LIMIT } from '../../../../src/pr-comment/comment.ts';
+import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
 import { overallVerdict } from '../../../../src/pr-comment/scripts.ts';
 import type { RunResult } from '../../../../src/result/schema.ts';
 import {

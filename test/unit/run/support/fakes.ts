@@ -1,12 +1,12 @@
 import type { Backend, Runner } from '../../../../src/backends/backend.ts';
 import type { Clock } from '../../../../src/clock.ts';
-import type { Preflight } from '../../../../src/k6/preflight.ts';
 import { K6_STATUS, type K6LiveMetric, type K6Status } from '../../../../src/k6/rest.ts';
-import { parseThresholds } from '../../../../src/k6/thresholds.ts';
+import { parseThresholds } from '../../../../src/k6/thresholds-parser.ts';
 import type { Logger } from '../../../../src/log.ts';
 import type { RunnerExit, RunPlan } from '../../../../src/plan.ts';
 import { type RunOptions, runDistributed } from '../../../../src/run/index.ts';
 import { planRun } from '../../../../src/run/plan.ts';
+import type { Preflight } from '../../../../src/run/preflight.ts';
 
 /*
  * Fakes for unit tests of the orchestration. A fake backend stands in for k6 processes and Pods

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { runAction } from '../../../../../src/actions/run/action.ts';
 import { readRunInputs } from '../../../../../src/actions/run/inputs.ts';
 import type { RunActionDeps, RunActionOutcome } from '../../../../../src/actions/run/outcome.ts';
-import type { Preflight } from '../../../../../src/k6/preflight.ts';
 import type { RunResult } from '../../../../../src/result/schema.ts';
 import { runDistributed } from '../../../../../src/run/index.ts';
+import type { Preflight } from '../../../../../src/run/preflight.ts';
 import { tempDir } from '../../../../support/cli.ts';
 import {
   FakeBackend,

@@ -1,0 +1,41 @@
+import type { MetricContains } from '../result/schema.ts';
+
+/**
+ * What the script's sources say that k6 does not report: read from the text of the k6 archive
+ * (the script and every module it imports), by pattern, so a name built at run time is not found.
+ */
+
+/** Whether the script reads values that splitting over runners changes (see `splittingWarnings` in src/run/preflight.ts). */
+export interface ScriptReads {
+  /** It mentions `__VU` or `vu.idInInstance`: VU numbers repeat across runners. */
+  vu: boolean;
+  /** It mentions `__ITER` or `iterationInScenario`: a VU's own iteration count. */
+  vuIterations: boolean;
+}
+
+/**
+ * What custom metrics measure, as the script declares them: `new Trend('name', true)` and
+ * `new Gauge('name', true)` hold time (ms), the rest default. Read from the archive's sources (the
+ * script and its imports), since a runner's summary export does not say it and k6's REST API lists
+ * a metric only once it has a sample. A metric whose name is not a literal is not found here.
+ * @returns `contains` by metric name, only for the metrics found to hold time.
+ */
+export function declaredContains(sources: string): Record<string, MetricContains> {
+  const out: Record<string, MetricContains> = {};
+  const re = /new\s+(?:Trend|Gauge)\s*\(\s*(['"`])([A-Za-z_][A-Za-z0-9_]*)\1\s*,\s*true\s*\)/g;
+  for (const m of sources.matchAll(re)) out[m[2]!] = 'time';
+  return out;
+}
+
+/** Whether the script reads values that splitting changes ({@link ScriptReads}). */
+export function scriptReads(sources: string): ScriptReads {
+  return {
+    vu: /\b__VU\b|\bvu\.idInInstance\b/.test(sources),
+    vuIterations: /\biterationInScenario\b|\b__ITER\b/.test(sources),
+  };
+}
+
+/** Whether the sources mention `handleSummary` (then the script's own is called once after the run). */
+export function mentionsHandleSummary(sources: string): boolean {
+  return /\bhandleSummary\b/.test(sources);
+}

@@ -1,0 +1,302 @@
+import type { BaselineInfo } from '../compare/baseline.ts';
+import { describeTolerance, type MetricDelta } from '../compare/compare.ts';
+import type { EnvironmentDifference } from '../compare/environment.ts';
+import { metricHistory } from '../compare/history.ts';
+import { METRIC_IDS, type MetricId } from '../compare/judgement.ts';
+import { DEFAULT_NOISE_GATE, describeNoiseVerdict } from '../compare/noise.ts';
+import { type Trend, trendMarkdown } from '../render/chart.ts';
+import { dashboardMarkdown } from '../render/dashboard.ts';
+import { formatChange, formatDelta, formatDeltaValue } from '../render/delta.ts';
+import { escapeMarkdown, formatMs, inlineCode } from '../render/format.ts';
+import {
+  renderChecks,
+  renderFailures,
+  renderHeadline,
+  renderKeyMetrics,
+  renderRunners,
+  renderThresholds,
+  renderTimeline,
+} from '../render/markdown.ts';
+import type { RunResult } from '../result/schema.ts';
+import type { Section } from './fit.ts';
+import type { CommentData, Judgement, ReportVerdict } from './judge.ts';
+
+/**
+ * The pull request report's sections, top to bottom: verdict against the baseline, key metric
+ * deltas, thresholds, the history's trend, detail. The same markdown is the PR comment and the job
+ * summary. Pure functions: no GitHub calls.
+ */
+
+// ---------------------------------------------------------------- values and deltas
+
+function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDelta) => string): string {
+  return [
+    '| Metric | Base | Head | Delta | Change |',
+    '|---|---:|---:|---:|---|',
+    ...rows.map(
+      (d) =>
+        `| ${labelOf(d)} | ${formatDeltaValue(d, d.base)} | ${formatDeltaValue(d, d.head)} | ${formatDelta(d)} | ${formatChange(d, judged)} |`,
+    ),
+  ].join('\n');
+}
+
+function details(summary: string, body: string, open = false): string {
+  return `<details${open ? ' open' : ''}><summary>${summary}</summary>\n\n${body}\n\n</details>`;
+}
+
+/** What the trend calls this PR's point. */
+const HEAD_LABEL = 'this PR';
+
+/**
+ * The trend of the gated metrics across the history runs (oldest first), this PR's value last,
+ * with the history's normal range where the noise gate judged; '' without a history.
+ */
+function trendSection(input: CommentData, j: Judgement): string {
+  const runs = j.history;
+  const looked = input.history;
+  if (!runs || !looked || !j.comparison) return '';
+  const branch = input.baseline.branch ? ` of ${inlineCode(input.baseline.branch)}` : '';
+  const notes = [
+    looked.skipped > 0
+      ? `${looked.skipped} run${looked.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired.`
+      : '',
+    j.historyExcluded
+      ? `${j.historyExcluded} run${j.historyExcluded === 1 ? '' : 's'} left out: another environment (runners, image, script…).`
+      : '',
+  ].filter(Boolean);
+  const note = notes.length > 0 ? `\n\n_${notes.join(' ')}_` : '';
+  const { minHistory, k } = DEFAULT_NOISE_GATE;
+  const method =
+    runs.length >= minHistory
+      ? `A gated metric regresses only when this PR's value lies outside the history's normal range (median ± ${k} × 1.4826 × MAD) and beyond its tolerances.`
+      : `With ${runs.length} comparable run${runs.length === 1 ? '' : 's'} (${minHistory} needed for the history's normal range) the gate compares with the baseline run and its tolerances.`;
+  const summary = `Trend of the gated metrics over the last ${runs.length} successful run${runs.length === 1 ? '' : 's'}${branch}`;
+  if (runs.length === 0) return details(summary, `${method}${note}`, true);
+  const values = new Map(
+    metricHistory(
+      j.comparison,
+      runs.map((r) => r.result),
+    ).map((h) => [h.id, h.values]),
+  );
+  const parts: string[] = [];
+  for (const d of j.comparison.keyMetrics) {
+    if (!d.gated || d.head === undefined) continue;
+    const past = values.get(d.id as MetricId) ?? [];
+    const history = runs.flatMap((r, i) =>
+      past[i] === undefined ? [] : [{ label: r.run.sha.slice(0, 7), value: past[i]! }],
+    );
+    const trend: Trend = {
+      metric: d.label,
+      unit: d.unit,
+      history,
+      head: { label: HEAD_LABEL, value: d.head },
+      ...(d.noise?.range ? { range: { low: d.noise.range.low, high: d.noise.range.high } } : {}),
+    };
+    const line = d.noise ? describeNoiseVerdict(d.label, d.noise) : d.label;
+    parts.push(`**${line}**\n\n${trendMarkdown(trend)}`);
+  }
+  return details(summary, [method, ...parts].join('\n\n') + note, true);
+}
+
+/** The verdict as the comment's bold line starts it (`🔴 Performance regressed`). */
+export const VERDICT_LINES: Record<ReportVerdict, string> = {
+  passed: '🟢 No performance regression',
+  regressed: '🔴 Performance regressed',
+  'no-baseline': '⚪ No baseline yet',
+  'baseline-expired': '⚪ Baseline expired',
+  'environment-changed': '🟠 Not judged: the environment changed',
+};
+
+function verdictLine(input: CommentData, j: Judgement): string {
+  const branch = input.baseline.branch ? ` against ${inlineCode(input.baseline.branch)}` : '';
+  const head = `**${VERDICT_LINES[j.verdict]}**`;
+  switch (j.verdict) {
+    case 'regressed': {
+      const list = j
+        .comparison!.gatedRegressions.map((d) =>
+          d.noise
+            ? describeNoiseVerdict(d.label, d.noise)
+            : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
+        )
+        .join(', ');
+      return `${head}${branch}: ${list}.`;
+    }
+    case 'passed': {
+      const better = j.comparison!.keyMetrics.filter((d) => d.change === 'better').length;
+      const worse = j.comparison!.regressions.length;
+      const extra = [
+        better > 0 ? `${better} key metric${better === 1 ? '' : 's'} improved` : '',
+        worse > 0 ? `${worse} ungated metric${worse === 1 ? '' : 's'} worse` : '',
+      ].filter(Boolean);
+      return `${head}${branch}: no gated metric is worse beyond its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
+    }
+    case 'environment-changed':
+      return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
+    case 'no-baseline':
+      return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;
+    case 'baseline-expired':
+      return `${head}${branch}: the stored result is gone, so this run is not judged against a baseline.`;
+  }
+}
+
+function shortSha(sha: string | undefined): string {
+  return sha ? inlineCode(sha.slice(0, 7)) : '`?`';
+}
+
+function runLink(run: NonNullable<BaselineInfo['run']>): string {
+  return `[run ${run.id}](${run.url})`;
+}
+
+function baselineLine(b: BaselineInfo): string {
+  const branch = b.branch ? inlineCode(b.branch) : 'the base branch';
+  if (b.source === 'file')
+    return `**Baseline:** the file ${inlineCode(b.file ?? '?')} (the \`baseline\` input).`;
+  if (b.state === 'found' && b.run) {
+    const where = b.atMergeBase
+      ? 'the merge-base of this pull request'
+      : b.mergeBase
+        ? `the newest successful run on ${branch} (none stored a result at the merge-base ${shortSha(b.mergeBase)})`
+        : `the newest successful run on ${branch}`;
+    return `**Baseline:** ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)}, ${where}.`;
+  }
+  if (b.state === 'expired' && b.run) {
+    const when = b.expiredAt ? ` on ${escapeMarkdown(b.expiredAt.slice(0, 10))}` : '';
+    return `**Baseline expired:** the stored result of ${runLink(b.run)} on ${branch} at ${shortSha(b.run.sha)} expired${when} (artifact retention). The next successful run on ${branch} with \`mode: store\` stores a new one.`;
+  }
+  const checked =
+    b.runsChecked === undefined ? '' : `; ${b.runsChecked} run${b.runsChecked === 1 ? '' : 's'} checked`;
+  return `**No baseline yet:** no successful run of this workflow on ${branch} has stored a result (artifact ${inlineCode(b.artifactName ?? '?')}${checked}). Run this workflow with \`mode: store\` on pushes to ${branch}; later pull requests are compared with it.`;
+}
+
+function environmentWarning(diffs: EnvironmentDifference[], judged: boolean): string {
+  const clip = (s: string) => (s.length > 200 ? `${s.slice(0, 199)}…` : s);
+  return [
+    judged ? '> [!NOTE]' : '> [!WARNING]',
+    judged
+      ? '> The load test script changed since the baseline; the deltas are still judged (input `script-change: gate`):'
+      : '> The baseline ran in another environment, so these deltas are not judged (a regression here does not fail the check):',
+    ...diffs.map((d) => `> - ${d.field}: ${inlineCode(clip(d.base))} → ${inlineCode(clip(d.head))}`),
+  ].join('\n');
+}
+
+function thresholdsSection(head: RunResult): Section {
+  const heading = '#### Thresholds of this run (judged on the aggregate of all runners)';
+  return {
+    id: 'thresholds',
+    text: `${heading}\n\n${renderThresholds(head)}`,
+    shrink: (budget, measure) => {
+      // Failed thresholds first, then as many rows as fit.
+      const ordered = [...head.thresholds.filter((t) => !t.ok), ...head.thresholds.filter((t) => t.ok)];
+      const render = (n: number) => {
+        const rest = ordered.length - n;
+        const failedLeft = ordered.slice(n).filter((t) => !t.ok).length;
+        const note =
+          rest > 0
+            ? `\n\n_${rest} more threshold${rest === 1 ? '' : 's'} not shown (${failedLeft} failed); the job summary lists them all._`
+            : '';
+        const table = n > 0 ? renderThresholds({ ...head, thresholds: ordered.slice(0, n) }) : '';
+        return `${heading}\n\n${table}${note}`;
+      };
+      let lo = 0;
+      let hi = ordered.length;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (measure(render(mid)) <= budget) lo = mid;
+        else hi = mid - 1;
+      }
+      return render(lo);
+    },
+  };
+}
+
+/** The heading when the `title` input is not set: `k6 load test`, plus the key unless it is `default`. */
+export function defaultTitle(key: string): string {
+  return `k6 load test${key === 'default' ? '' : ` · ${key}`}`;
+}
+
+/**
+ * The report as sections, top to bottom: marker, heading, verdict, run verdict, baseline,
+ * environment warning, key metric deltas, thresholds, then `<details>` (failures, submetrics,
+ * checks, runners) and the footer.
+ * @param marker the hidden marker to put first ('' for none).
+ */
+export function renderSections(input: CommentData, j: Judgement, marker: string): Section[] {
+  const { head, options } = input;
+  const judged = j.verdict === 'passed' || j.verdict === 'regressed';
+  const title = options.title ?? defaultTitle(options.key);
+  const sections: Section[] = [];
+  sections.push({
+    id: 'header',
+    text: [
+      ...(marker ? [marker] : []),
+      `### ${escapeMarkdown(title)}`,
+      '',
+      verdictLine(input, j),
+      '',
+      `**This run (its own thresholds):** ${renderHeadline(head)}`,
+      ...(options.dashboardUrl ? ['', dashboardMarkdown(options.dashboardUrl, head)] : []),
+      '',
+      baselineLine(input.baseline),
+    ].join('\n'),
+  });
+  if (j.environmentDiffs.length > 0)
+    sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs, judged) });
+  if (j.comparison) {
+    const rows = j.comparison.keyMetrics;
+    const latency = `Latency is ${inlineCode(j.comparison.latencyKey)}.`;
+    sections.push({
+      id: 'key-metrics',
+      text: `${deltaTable(rows, judged, (d) => (d.gated ? `${d.label} (gate)` : d.label))}\n\n<sub>${latency}</sub>`,
+    });
+  } else {
+    sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
+  }
+  sections.push(thresholdsSection(head));
+  const trend = trendSection(input, j);
+  if (trend) sections.push({ id: 'trend', drop: 2.5, text: trend });
+  const timeline = renderTimeline(head);
+  if (timeline)
+    sections.push({ id: 'timeline', drop: 1.5, text: details('This run over time', timeline, true) });
+  const failures = renderFailures(head);
+  if (failures) sections.push({ id: 'failures', drop: 4, text: details('Why this run failed', failures) });
+  const submetrics = j.comparison?.submetrics ?? [];
+  if (submetrics.length > 0) {
+    sections.push({
+      id: 'submetrics',
+      drop: 2,
+      text: details(
+        `Per scenario and tag (${submetrics.length} submetric${submetrics.length === 1 ? '' : 's'}, not gated)`,
+        deltaTable(submetrics, judged, (d) => `${inlineCode(d.label)} ${d.source.slice(d.label.length + 1)}`),
+      ),
+    });
+  }
+  const checks = renderChecks(head);
+  if (checks) sections.push({ id: 'checks', drop: 3, text: details('Checks', checks) });
+  const baseRunners = input.base ? ` (baseline: ${input.base.environment.runners})` : '';
+  sections.push({
+    id: 'runners',
+    drop: 1,
+    text: details(
+      `Runners: ${head.runners.length}${baseRunners}, start skew ${formatMs(head.startSkewMs)}`,
+      `${renderRunners(head)}\n\n_Per-runner p95 is for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._`,
+    ),
+  });
+  sections.push({ id: 'footer', text: footer(input) });
+  return sections;
+}
+
+function footer(input: CommentData): string {
+  const { options, links } = input;
+  const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
+  const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
+    ', ',
+  );
+  const parts = [
+    'k6-distributed',
+    links.runUrl ? `[workflow run](${links.runUrl})` : '',
+    links.headSha ? `head ${shortSha(links.headSha)}` : '',
+    `key ${inlineCode(options.key)}`,
+    `gate: ${gate}`,
+  ].filter(Boolean);
+  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>A change counts when it exceeds both tolerances (relative and absolute): ${tolerances}.</sub>`;
+}
