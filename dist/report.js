@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{a,f as c,r as u}from"./chunks/chunk-KPJRAQHU.js";import{c as e,d as p,p as i,q as m,r as n}from"./chunks/chunk-PLQQ4UNK.js";import"./chunks/chunk-VKAPNOEX.js";async function s(){try{let t=c(o=>e(o)),r=await u(t,m(t.token,a()));for(let[o,f]of Object.entries(r.outputs))p(o,f);n(r)}catch(t){i(t,"report failed")}}await s();
+import{a as n,d as u,r as a}from"./chunks/chunk-OURVSXVH.js";import{f as r,g as p,m as e,n as i,o as m}from"./chunks/chunk-NVPSC763.js";import"./chunks/chunk-TN73W6BZ.js";async function s(){try{let t=u(r),o=await a(t,i(t.token,n()));p({...o.outputs}),m(o)}catch(t){e(t,"report failed")}}await s();

@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{e as o}from"./chunks/chunk-FO3FVPZI.js";import"./chunks/chunk-FUOGR3LG.js";import"./chunks/chunk-PLQQ4UNK.js";import"./chunks/chunk-VKAPNOEX.js";await o();
+import{e as o}from"./chunks/chunk-G5RTGOOQ.js";import"./chunks/chunk-MVSEFPBX.js";import"./chunks/chunk-NVPSC763.js";import"./chunks/chunk-TN73W6BZ.js";await o();
