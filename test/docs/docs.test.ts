@@ -181,6 +181,16 @@ describe('docs/ covers what the issue asks', () => {
     for (const f of readdirSync(path.join(ROOT, 'workflows'))) expect(links, f).toContain(`workflows/${f}`);
   });
 
+  it('docs/architecture.md links every file under src/ (a new file gets its place in the map)', () => {
+    const links = new Set(
+      relativeLinks(read('docs/architecture.md')).map((l) => path.posix.normalize(`docs/${l}`)),
+    );
+    const files = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `src/${f.split(path.sep).join('/')}`);
+    expect(files.filter((f) => !links.has(f))).toEqual([]);
+  });
+
   it('examples/README.md lists every file of examples/', () => {
     const listed = tables(read('examples/README.md')).flatMap((t) =>
       t.slice(1).flatMap((r) => codeNames(r[0]!)),
