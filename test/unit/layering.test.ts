@@ -107,7 +107,10 @@ function upwardImports(graph: Map<string, string[]>): string[] {
   return out;
 }
 
-/** Import cycles among files, each as `a -> b -> … -> a` (one per strongly connected component). */
+/**
+ * Import cycles: one line per group of files that import each other round a cycle (a strongly
+ * connected component of the import graph), `cycle among N files: a, b, …`, in path order.
+ */
 function importCycles(graph: Map<string, string[]>): string[] {
   // Tarjan's strongly connected components.
   const index = new Map<string, number>();
@@ -137,7 +140,8 @@ function importCycles(graph: Map<string, string[]>): string[] {
         component.push(w);
       } while (w !== v);
       const selfLoop = (graph.get(v) ?? []).includes(v);
-      if (component.length > 1 || selfLoop) cycles.push([...component.reverse(), component[0]].join(' -> '));
+      if (component.length > 1 || selfLoop)
+        cycles.push(`cycle among ${component.length} files: ${component.sort().join(', ')}`);
     }
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
