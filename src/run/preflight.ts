@@ -11,7 +11,7 @@ import {
   k6Version,
 } from '../k6/archive.ts';
 import { runnerThresholds, runsDefault } from '../k6/entry.ts';
-import { shortArrivalRates } from '../k6/executors.ts';
+import { shortArrivalRates, sparseIterationScenarios } from '../k6/executors.ts';
 import { envTrue, noColorGiven, splitK6Args } from '../k6/flags.ts';
 import { parseGoDuration } from '../k6/go-syntax.ts';
 import {
@@ -189,6 +189,9 @@ export async function preflight(options: {
  *   (`exec.vu.idInTest` is unique);
  * - `__ITER` and `exec.vu.iterationInScenario` count a VU's own iterations; with fewer VUs per
  *   runner a VU's share differs, and per-VU sequences have gaps in `exec.scenario.iterationInTest`;
+ * - `exec.scenario.iterationInTest` has gaps (and goes past the iteration count) in a
+ *   per-vu-iterations, constant-vus or ramping-vus scenario ({@link sparseIterationScenarios});
+ * - `exec.instance.*` counts one runner's share (each runner is its own k6 instance);
  * - an arrival-rate scenario with fewer `preAllocatedVUs` than runners starts some runners with
  *   no VU: they allocate VUs during the test (from `maxVUs`) or drop iterations
  *   ({@link shortArrivalRates}).
@@ -205,6 +208,18 @@ export function splittingWarnings(pre: Preflight, runners: number): string[] {
   if (pre.reads.vuIterations) {
     warnings.push(
       `the script reads __ITER or exec.vu.iterationInScenario: they count one VU's iterations, which differ when ${runners} runners share the VUs`,
+    );
+  }
+  if (pre.reads.iterationInTest) {
+    for (const { name, executor } of sparseIterationScenarios(pre.options.scenarios)) {
+      warnings.push(
+        `scenario ${name}: the script reads exec.scenario.iterationInTest, which has gaps over ${runners} runners with ${executor} (values past the iteration count); shared-iterations and the arrival-rate executors keep it dense`,
+      );
+    }
+  }
+  if (pre.reads.instance) {
+    warnings.push(
+      `the script reads exec.instance.*: each of the ${runners} runners is its own k6 instance, so its counts and VUs are one runner's share, not the test's`,
     );
   }
   for (const { name, preAllocatedVUs } of shortArrivalRates(pre.options.scenarios, runners)) {
