@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigurationError } from '../errors.ts';
@@ -96,14 +97,14 @@ export async function preflight(options: {
   workDir: string;
 }): Promise<Preflight> {
   const { k6Binary, script, workDir } = options;
-  let isFile: boolean;
+  let kind: string | undefined;
   try {
     await access(script);
-    isFile = (await stat(script)).isFile();
+    kind = fileKind(await stat(script));
   } catch {
     throw new ConfigurationError(`script: ${script} does not exist`);
   }
-  if (!isFile) throw new ConfigurationError(`script: ${script} is a directory, not a k6 script or archive`);
+  if (kind) throw new ConfigurationError(`script: ${script} is ${kind}, not a k6 script or archive`);
   const scriptHash = createHash('sha256')
     .update(await readFile(script))
     .digest('hex');
@@ -180,6 +181,20 @@ export async function preflight(options: {
     isArchive,
     noColor: noColorGiven(options.k6Args),
   };
+}
+
+/**
+ * What a path is when it is not a regular file (`a directory`, `a character device` for
+ * `/dev/null`, …), for the one-line refusal; undefined for a regular file.
+ */
+function fileKind(info: Stats): string | undefined {
+  if (info.isFile()) return undefined;
+  if (info.isDirectory()) return 'a directory';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isFIFO()) return 'a FIFO (named pipe)';
+  if (info.isSocket()) return 'a socket';
+  return 'not a regular file';
 }
 
 /**
