@@ -102,6 +102,12 @@ describe('preflight helpers', () => {
       productArgs: { '--summary-mode': 'full' },
       env: {},
     });
+    // --summary-trend-stats goes into the archive like options.summaryTrendStats (issue 25); the
+    // runners' K6_SUMMARY_TREND_STATS (the grid) wins over it on every runner.
+    expect(splitK6Args(['--summary-trend-stats', 'avg,p(99.5)']).archiveArgs).toEqual([
+      '--summary-trend-stats',
+      'avg,p(99.5)',
+    ]);
     expect(() => splitK6Args(['-e'])).toThrowError('k6 args: -e needs a value');
     expect(() => splitK6Args(['-e', 'TOKEN'])).toThrowError('k6 args: -e TOKEN: must be NAME=value');
   });
