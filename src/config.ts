@@ -2,7 +2,7 @@ import { parseArgsStringToArgv } from 'string-argv';
 import { z } from 'zod';
 import { DEFAULTS } from './inputs/defaults.ts';
 import { parseInputs } from './inputs/parse.ts';
-import { plainNumber, positiveSeconds } from './inputs/values.ts';
+import { plainNumber, positiveSeconds, unclosedQuote } from './inputs/values.ts';
 
 /**
  * The run configuration, validated in one place for the CLI and the actions. Inputs arrive as
@@ -11,7 +11,13 @@ import { plainNumber, positiveSeconds } from './inputs/values.ts';
 
 /** k6 flags as one string (shell-quoted, `--tag "a=b c"`) or already split into words. */
 const k6ArgsSchema = z
-  .union([z.string(), z.array(z.string())])
+  .union([
+    z.string().superRefine((v, ctx) => {
+      const problem = unclosedQuote(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    z.array(z.string()),
+  ])
   .default([])
   .transform((v) => (typeof v === 'string' ? parseArgsStringToArgv(v) : v));
 

@@ -9,6 +9,7 @@ import { startDemoTarget } from '../demo/target.ts';
 import { ConfigurationError, EXIT_CODE, errorMessage, exitCodeFor, RunError } from '../errors.ts';
 import { DEFAULTS } from '../inputs/defaults.ts';
 import { type KubernetesInputs, kubernetesEnvironment } from '../inputs/kubernetes.ts';
+import { unclosedQuote } from '../inputs/values.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
 import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
@@ -121,6 +122,8 @@ async function runCommand(
     if (typeof value === 'string' && value.trim() === '' && key !== 'k6Args')
       throw new ConfigurationError(`${FLAG_NAMES[key as keyof RunFlags]}: is empty`);
   }
+  const quote = unclosedQuote(flags.k6Args ?? '');
+  if (quote) throw new ConfigurationError(`${FLAG_NAMES.k6Args}: ${quote}`);
   const config = parseRunConfig(
     {
       script,

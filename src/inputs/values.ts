@@ -32,6 +32,25 @@ export function plainNumber(error: string, whole = false) {
   );
 }
 
+/**
+ * Why a shell-quoted string of words (`--k6-args`, the `k6-args` input) cannot be split, or
+ * undefined when it can: a quote left open (`-e 'A=1`), which string-argv would otherwise drop
+ * silently. Quotes are read as string-argv reads them: `'` or `"` opens a quoted part, the same
+ * character closes it, no escapes.
+ */
+export function unclosedQuote(value: string): string | undefined {
+  let open: string | undefined;
+  let at = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (open === undefined && (c === "'" || c === '"')) {
+      open = c;
+      at = i;
+    } else if (c === open) open = undefined;
+  }
+  return open === undefined ? undefined : `the ${open} at character ${at + 1} is never closed: ${value}`;
+}
+
 /** A duration in seconds above 0, given as a plain number (`120`, `0.5`). */
 export const positiveSeconds = plainNumber('must be a number of seconds').pipe(
   z.number().positive({ error: 'must be more than 0 seconds' }),

@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
+import { k6CommandTimeoutS, k6TimedOut } from './binary.ts';
 import { runnerEntryModule } from './entry.ts';
 import { K6_EXIT, K6RefusedError } from './exit-codes.ts';
 import { k6ErrorLine } from './log.ts';
@@ -18,10 +19,10 @@ const run = promisify(execFile);
 
 /**
  * Runs one k6 command and returns its stdout. The environment is this process's with `env` over
- * it and usage reports off.
+ * it and usage reports off. A command still running after {@link k6CommandTimeoutS} (60 s) is killed.
  * @param what names the command in errors (`k6 archive script.js`).
- * @throws ConfigurationError when the binary is missing or k6 failed (k6's own reason where it gave
- *   one); K6RefusedError when k6 exited 104 (invalid options) or 107 (a script exception).
+ * @throws ConfigurationError when the binary is missing, did not finish in time (naming the binary
+ *   and the command), or k6 failed (k6's own reason where it gave one); K6RefusedError when k6 exited 104 (invalid options) or 107 (a script exception).
  */
 async function runK6(
   binary: string,
@@ -33,11 +34,14 @@ async function runK6(
     const { stdout } = await run(binary, args, {
       maxBuffer: 64 * 1024 * 1024,
       env: { ...process.env, ...env, K6_NO_USAGE_REPORT: 'true' },
+      timeout: k6CommandTimeoutS() * 1000,
+      killSignal: 'SIGKILL',
     });
     return stdout;
   } catch (error) {
-    const e = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
+    const e = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string; killed?: boolean };
     if (e.code === 'ENOENT') throw new ConfigurationError(`k6 binary: ${binary} was not found`);
+    if (e.killed) throw new ConfigurationError(k6TimedOut(binary, what));
     const message = `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`;
     const code = Number(e.code);
     if (code === K6_EXIT.invalidConfig || code === K6_EXIT.scriptException)
@@ -103,6 +107,8 @@ export function k6Archiver(target: ArchiveTarget): K6Archiver {
           archivePath,
           ...extra,
           ...target.archiveArgs,
+          // k6's flags end here (cobra), so a script named `-dash.js` is read as a file, not as `-d ash.js`.
+          '--',
           entry,
         ],
         `k6 archive ${script}`,

@@ -85,6 +85,29 @@ export function shortArrivalRates(scenarios: unknown, runners: number): ShortArr
 }
 
 /**
+ * Executors whose `exec.scenario.iterationInTest` has gaps when the scenario is split: each VU runs
+ * its own iterations (`per-vu-iterations`) or loops for a time (`constant-vus`, `ramping-vus`), so a
+ * runner starts iterations at the pace of its VUs, while every executor numbers a runner's k-th
+ * iteration by the striped index of its execution segment (k6 `lib/executor/base_executor.go`
+ * `nextIterationCounters`, `lib/execution_segment.go` `SegmentedIndex.Next`). With 3 VUs × 5
+ * per-vu-iterations on 2 runners, runner 0 (2 VUs, even indices) reaches 18 where k6 reaches 14.
+ * `shared-iterations` and the arrival-rate executors start iterations at the segment's own share,
+ * so the indices stay dense (checked with k6 v2.2.0 at 2 runners).
+ */
+const SPARSE_ITERATION_EXECUTORS = new Set(['per-vu-iterations', 'constant-vus', 'ramping-vus']);
+
+/**
+ * The scenarios, in the order given, whose `exec.scenario.iterationInTest` has gaps over several
+ * runners ({@link SPARSE_ITERATION_EXECUTORS}), with their executor.
+ * @param scenarios `options.scenarios` as `k6 inspect` prints them.
+ */
+export function sparseIterationScenarios(scenarios: unknown): Array<{ name: string; executor: string }> {
+  return Object.entries((scenarios ?? {}) as Record<string, Record<string, unknown>>)
+    .map(([name, scenario]) => ({ name, executor: String(scenario?.executor) }))
+    .filter(({ executor }) => SPARSE_ITERATION_EXECUTORS.has(executor));
+}
+
+/**
  * The execution segments of `n` equal runners, `0:1/N`, `1/N:2/N`, …, `(N-1)/N:1`: runner i runs
  * the slice (i/N, (i+1)/N] of every scenario (k6 `--execution-segment`, `lib/execution_segment.go`
  * `ExecutionSegment`).

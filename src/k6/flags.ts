@@ -15,7 +15,6 @@ const RESERVED_FLAGS: Record<string, string> = {
   '--address': 'each runner gets its own REST API address',
   '-a': 'each runner gets its own REST API address',
   '--summary-export': 'each runner writes its summary where the aggregator reads it',
-  '--summary-trend-stats': 'runners report a quantile grid for the global percentiles',
   '--linger': 'every runner lingers until teardown() ran once; k6-distributed ends the linger itself',
   '-l': 'every runner lingers until teardown() ran once; k6-distributed ends the linger itself',
   '--archive-out': 'the archive is written by the preflight',

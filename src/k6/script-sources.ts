@@ -11,6 +11,17 @@ export interface ScriptReads {
   vu: boolean;
   /** It mentions `__ITER` or `iterationInScenario`: a VU's own iteration count. */
   vuIterations: boolean;
+  /**
+   * It mentions `iterationInTest` (`exec.scenario.iterationInTest`): dense across runners only for
+   * some executors (`sparseIterationScenarios` in src/k6/executors.ts).
+   */
+  iterationInTest: boolean;
+  /**
+   * It mentions a property of `exec.instance` (`iterationsCompleted`, `iterationsInterrupted`,
+   * `vusActive`, `vusInitialized`, `currentTestRunDuration`): each runner is its own instance, so
+   * they count one runner's share (k6 `internal/js/modules/k6/execution/execution.go`, `newInstanceInfo`).
+   */
+  instance: boolean;
 }
 
 /**
@@ -32,6 +43,11 @@ export function scriptReads(sources: string): ScriptReads {
   return {
     vu: /\b__VU\b|\bvu\.idInInstance\b/.test(sources),
     vuIterations: /\biterationInScenario\b|\b__ITER\b/.test(sources),
+    iterationInTest: /\biterationInTest\b/.test(sources),
+    instance:
+      /\binstance\s*\.\s*(?:iterationsCompleted|iterationsInterrupted|vusActive|vusInitialized|currentTestRunDuration)\b/.test(
+        sources,
+      ),
   };
 }
 

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.ts';
+import { MERGE_RESOLUTION } from '../result/quantiles.ts';
 import type { MetricResult, MetricType, ThresholdRow } from '../result/schema.ts';
 import {
   type Aggregation,
@@ -97,6 +98,23 @@ export function compare(lhs: number, op: Operator, rhs: number): boolean {
 }
 
 /**
+ * `observed <op> limit` for a value the merge computed (a trend's `avg`, `med` or `p(N)` over
+ * several runners): a value within the merge's resolution ({@link MERGE_RESOLUTION}, relative) of
+ * the limit is the limit, so a threshold at k6's exact percentile gets k6's verdict for every
+ * operator (`p(99)<=395.01` passes, `p(99)<395.01` fails, on a merged 395.01000000000005). A limit
+ * farther inside the merge's band is judged on the merged value and reported `uncertain`
+ * ({@link evaluateThresholds}).
+ */
+export function compareMerged(observed: number, op: Operator, limit: number): boolean {
+  const close =
+    Math.abs(observed - limit) <= MERGE_RESOLUTION * Math.max(Math.abs(observed), Math.abs(limit));
+  return compare(close ? limit : observed, op, limit);
+}
+
+/** Trend aggregations the merge computes (count, min and max are exact sums and extremes). */
+const MERGED_AGGREGATIONS = new Set<Aggregation>(['avg', 'med', 'p']);
+
+/**
  * The value k6 would judge for `threshold` on `metric` at the end of a test, or `undefined` where k6
  * has none (a rate with no samples, a counter rate over a zero duration): such a threshold passes.
  * An absent metric is judged as an empty one: 0 for trend aggregations, counts and values.
@@ -139,7 +157,9 @@ export function evaluateThresholds(
     if (observed === undefined && metric?.type === 'trend') {
       throw new Error(`internal: ${t.valueKey} was not aggregated for ${t.metric}`);
     }
-    const ok = observed === undefined ? true : compare(observed, t.operator, t.value);
+    const merged = metric?.type === 'trend' && MERGED_AGGREGATIONS.has(t.aggregation) && t.percentile !== 0;
+    const ok =
+      observed === undefined ? true : (merged ? compareMerged : compare)(observed, t.operator, t.value);
     if (metric) {
       metric.thresholds ??= {};
       metric.thresholds[t.source] = observed === undefined ? { ok } : { ok, observed };

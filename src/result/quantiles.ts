@@ -177,6 +177,14 @@ function mixtureCdf({ knots, weights }: Mixture, x: number): number {
 /** Fractions closer than this are equal (float sums of N weights). */
 const EPS = 1e-12;
 
+/**
+ * The merge's numerical resolution, relative to the value: the search stops at this relative
+ * width, and rebuilt samples carry float rounding far below it. A merged value within this of
+ * another number cannot be told from it: a threshold at k6's exact percentile (395.01) must not
+ * fail on a merged 395.01000000000005 (src/k6/thresholds.ts).
+ */
+export const MERGE_RESOLUTION = 1e-9;
+
 /** The smallest value where the mixture's CDF reaches p. */
 function mixtureQuantile(mixture: Mixture, p: number): number {
   const { knots } = mixture;
@@ -198,7 +206,7 @@ function mixtureQuantile(mixture: Mixture, p: number): number {
   let fLo = mixtureCdf(mixture, lo);
   if (fLo >= p - EPS) return lo;
   let fHi = mixtureCdf(mixture, hi);
-  const tolerance = 1e-9 * Math.max(Math.abs(lo), Math.abs(hi));
+  const tolerance = MERGE_RESOLUTION * Math.max(Math.abs(lo), Math.abs(hi));
   for (let i = 0; i < 200 && hi - lo > tolerance; i++) {
     let mid = i % 2 === 0 && fHi > fLo ? lo + ((hi - lo) * (p - fLo)) / (fHi - fLo) : lo + (hi - lo) / 2;
     if (!(mid > lo && mid < hi)) mid = lo + (hi - lo) / 2;

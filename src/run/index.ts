@@ -24,7 +24,7 @@ import { barrier } from './barrier.ts';
 import { collectAll } from './collect.ts';
 import { launch } from './launch.ts';
 import { monitor } from './monitor.ts';
-import { newRunId, planRun } from './plan.ts';
+import { k6FileOutputs, newRunId, planRun } from './plan.ts';
 import { type Preflight, preflight, splittingWarnings } from './preflight.ts';
 import { setupOnce } from './setup.ts';
 import { startAll } from './start.ts';
@@ -63,14 +63,13 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
   const k6Binary = resolveK6Binary(config.k6Binary);
   const name = (key: RunConfigKey) => deps.inputNames?.[key] ?? key;
   // Before the load: a run whose result cannot be written would be lost.
-  await checkOutputPaths(
-    [
-      { input: name('resultPath'), path: config.resultPath },
-      ...(config.reportPath ? [{ input: name('reportPath'), path: config.reportPath }] : []),
-      ...(config.htmlPath ? [{ input: name('htmlPath'), path: config.htmlPath }] : []),
-    ],
-    [{ input: name('script'), path: config.script }],
-  );
+  const outputs = [
+    { input: name('resultPath'), path: config.resultPath },
+    ...(config.reportPath ? [{ input: name('reportPath'), path: config.reportPath }] : []),
+    ...(config.htmlPath ? [{ input: name('htmlPath'), path: config.htmlPath }] : []),
+  ];
+  const inputs = [{ input: name('script'), path: config.script }];
+  await checkOutputPaths(outputs, inputs);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-'));
   // A process.exit() (a second Ctrl-C) skips the finally below; the folder goes all the same.
   const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
@@ -97,13 +96,16 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       `preflight ok: k6 ${pre.k6Version}, ${pre.maxVUs} VUs at most, totalDuration ${pre.totalDurationS} s, ` +
         `${pre.thresholds.length} thresholds; ${plan.runners.length} runners`,
     );
+    const backend = deps.createBackend(k6Binary, workDir);
+    // Local runners write k6's own file outputs here: checked with ours, one file per runner.
+    if (backend.name === 'local') await checkOutputPaths([...outputs, ...k6FileOutputs(plan)], inputs);
     for (const warning of [...plan.warnings, ...pre.warnings, ...splittingWarnings(pre, plan.runners.length)])
       deps.log.warning(warning);
     const result = await runDistributed({
       script: config.script,
       preflight: pre,
       plan,
-      backend: deps.createBackend(k6Binary, workDir),
+      backend,
       log: deps.log,
       startTimeoutS: config.startTimeoutS,
       graceS: config.graceS,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { ConfigurationError } from '../errors.ts';
 import { executionSegmentSequence, executionSegments } from '../k6/executors.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
@@ -56,7 +57,7 @@ export function planRun(options: {
         ]
       : [];
   const userRunArgs = options.userRunArgs ?? [];
-  if (planned > 1) checkFileOutputs(userRunArgs);
+  if (planned > 1) checkFileOutputs(userRunArgs, planned);
   return {
     runners: executionSegments(planned).map((segment, index) => ({ index, segment })),
     sequence: executionSegmentSequence(planned),
@@ -72,26 +73,76 @@ export function planRun(options: {
 /** k6 outputs that write a local file (`--out json=path`, `--out csv=path`). */
 const FILE_OUTPUTS = new Set(['json', 'csv']);
 
-/**
- * Refuses a file output without `{runner}` in its path: every runner would write the same file and
- * the last one would win (a plain `k6 run` writes one file with every sample).
- * @throws ConfigurationError naming the flag as given.
- */
-function checkFileOutputs(args: readonly string[]): void {
+/** One `--out json=…`/`csv=…` of the user's k6 flags: the value as given and the file it names. */
+interface FileOutput {
+  /** `json=raw-{runner}.json`. */
+  value: string;
+  kind: string;
+  /** `raw-{runner}.json`. */
+  target: string;
+}
+
+/** The file outputs among k6 `run` flags (`--out json=a.json`, `-o csv=b.csv`, `--out=json=c.json`). */
+function fileOutputs(args: readonly string[]): FileOutput[] {
+  const out: FileOutput[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     let value: string | undefined;
     if (arg === '--out' || arg === '-o') value = args[++i];
     else if (arg.startsWith('--out=') || arg.startsWith('-o=')) value = arg.slice(arg.indexOf('=') + 1);
-    if (value === undefined) continue;
-    const [kind, target] = [value.split('=')[0]!, value.slice(value.indexOf('=') + 1)];
-    if (FILE_OUTPUTS.has(kind) && value.includes('=') && !target.includes('{runner}')) {
-      const dot = target.lastIndexOf('.');
-      const suggestion =
-        dot > 0 ? `${target.slice(0, dot)}-{runner}${target.slice(dot)}` : `${target}-{runner}`;
+    const kind = value?.split('=')[0] ?? '';
+    if (value?.includes('=') && FILE_OUTPUTS.has(kind))
+      out.push({ value, kind, target: value.slice(value.indexOf('=') + 1) });
+  }
+  return out;
+}
+
+/**
+ * Whether a path names an existing character device, FIFO or socket (`/dev/stdout` on a terminal, a
+ * pipe or a socket): one stream, which N runners cannot share.
+ */
+function isStream(target: string): boolean {
+  const info = statSync(target, { throwIfNoEntry: false });
+  return info !== undefined && (info.isCharacterDevice() || info.isFIFO() || info.isSocket());
+}
+
+/**
+ * Refuses a file output without `{runner}` in its path: every runner would write the same file and
+ * the last one would win (a plain `k6 run` writes one file with every sample). A device or FIFO
+ * (`/dev/stdout`) is one stream that N runners cannot share: the suggestion is a file per runner.
+ * @throws ConfigurationError naming the flag as given.
+ */
+function checkFileOutputs(args: readonly string[], runners: number): void {
+  for (const { value, kind, target } of fileOutputs(args)) {
+    if (target.includes('{runner}')) continue;
+    if (isStream(target)) {
       throw new ConfigurationError(
-        `k6 args: --out ${value}: every runner would write the same file; put {runner} in the path (one file per runner), e.g. --out ${kind}=${suggestion}`,
+        `k6 args: --out ${value}: ${target} is one stream, which ${runners} runners cannot share; write one file per runner, e.g. --out ${kind}=raw-{runner}.${kind}`,
       );
     }
+    const dot = target.lastIndexOf('.');
+    const suggestion =
+      dot > 0 ? `${target.slice(0, dot)}-{runner}${target.slice(dot)}` : `${target}-{runner}`;
+    throw new ConfigurationError(
+      `k6 args: --out ${value}: every runner would write the same file; put {runner} in the path (one file per runner), e.g. --out ${kind}=${suggestion}`,
+    );
   }
+}
+
+/**
+ * The files k6's own outputs (`--out json=…`, `csv=…`) write on this machine, one per runner of
+ * the plan (`{runner}` replaced by its index), named as the user gave them for errors
+ * (`k6 args: --out json=raw-{runner}.json`), streams left out: the local backend checks them with the result's
+ * (src/inputs/output-paths.ts), so that k6's raw samples and the result cannot overwrite each other.
+ */
+export function k6FileOutputs(plan: RunPlan): Array<{ input: string; path: string }> {
+  const outputs = fileOutputs(plan.userRunArgs);
+  const paths = plan.runners.flatMap((r) =>
+    outputs.map((o) => ({
+      input: `k6 args: --out ${o.value}`,
+      path: o.target.replaceAll('{runner}', String(r.index)),
+    })),
+  );
+  // A stream (one runner's `/dev/stdout`) is the runner's own, not this process's: not checked here.
+  return paths.filter((p, i) => paths.findIndex((q) => q.path === p.path) === i && !isStream(p.path));
 }

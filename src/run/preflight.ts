@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigurationError } from '../errors.ts';
@@ -11,7 +12,7 @@ import {
   k6Version,
 } from '../k6/archive.ts';
 import { runnerThresholds, runsDefault } from '../k6/entry.ts';
-import { shortArrivalRates } from '../k6/executors.ts';
+import { shortArrivalRates, sparseIterationScenarios } from '../k6/executors.ts';
 import { envTrue, noColorGiven, splitK6Args } from '../k6/flags.ts';
 import { parseGoDuration } from '../k6/go-syntax.ts';
 import {
@@ -96,14 +97,14 @@ export async function preflight(options: {
   workDir: string;
 }): Promise<Preflight> {
   const { k6Binary, script, workDir } = options;
-  let isFile: boolean;
+  let kind: string | undefined;
   try {
     await access(script);
-    isFile = (await stat(script)).isFile();
+    kind = fileKind(await stat(script));
   } catch {
     throw new ConfigurationError(`script: ${script} does not exist`);
   }
-  if (!isFile) throw new ConfigurationError(`script: ${script} is a directory, not a k6 script or archive`);
+  if (kind) throw new ConfigurationError(`script: ${script} is ${kind}, not a k6 script or archive`);
   const scriptHash = createHash('sha256')
     .update(await readFile(script))
     .digest('hex');
@@ -183,12 +184,29 @@ export async function preflight(options: {
 }
 
 /**
+ * What a path is when it is not a regular file (`a directory`, `a character device` for
+ * `/dev/null`, …), for the one-line refusal; undefined for a regular file.
+ */
+function fileKind(info: Stats): string | undefined {
+  if (info.isFile()) return undefined;
+  if (info.isDirectory()) return 'a directory';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isFIFO()) return 'a FIFO (named pipe)';
+  if (info.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
  * One line for each way a split over `runners` runners cannot give the answer of one `k6 run`
  * (docs/how-it-works.md explains each):
  * - `__VU` (and `exec.vu.idInInstance`) repeats across runners: each numbers its VUs from 1
  *   (`exec.vu.idInTest` is unique);
  * - `__ITER` and `exec.vu.iterationInScenario` count a VU's own iterations; with fewer VUs per
  *   runner a VU's share differs, and per-VU sequences have gaps in `exec.scenario.iterationInTest`;
+ * - `exec.scenario.iterationInTest` has gaps (and goes past the iteration count) in a
+ *   per-vu-iterations, constant-vus or ramping-vus scenario ({@link sparseIterationScenarios});
+ * - `exec.instance.*` counts one runner's share (each runner is its own k6 instance);
  * - an arrival-rate scenario with fewer `preAllocatedVUs` than runners starts some runners with
  *   no VU: they allocate VUs during the test (from `maxVUs`) or drop iterations
  *   ({@link shortArrivalRates}).
@@ -205,6 +223,18 @@ export function splittingWarnings(pre: Preflight, runners: number): string[] {
   if (pre.reads.vuIterations) {
     warnings.push(
       `the script reads __ITER or exec.vu.iterationInScenario: they count one VU's iterations, which differ when ${runners} runners share the VUs`,
+    );
+  }
+  if (pre.reads.iterationInTest) {
+    for (const { name, executor } of sparseIterationScenarios(pre.options.scenarios)) {
+      warnings.push(
+        `scenario ${name}: the script reads exec.scenario.iterationInTest, which has gaps over ${runners} runners with ${executor} (values past the iteration count); shared-iterations and the arrival-rate executors keep it dense`,
+      );
+    }
+  }
+  if (pre.reads.instance) {
+    warnings.push(
+      `the script reads exec.instance.*: each of the ${runners} runners is its own k6 instance, so its counts and VUs are one runner's share, not the test's`,
     );
   }
   for (const { name, preAllocatedVUs } of shortArrivalRates(pre.options.scenarios, runners)) {

@@ -76,3 +76,23 @@ describe('the input toolkit', () => {
     );
   });
 });
+
+describe('k6-args with a quote left open (issue 25, defect 3)', () => {
+  it('is refused in one line naming the input, where string-argv dropped the quote silently', () => {
+    expect(() => parseRunConfig({ script: 'a.js', k6Args: "-e 'A=1" }, RUN_CONFIG_INPUTS)).toThrowError(
+      /^k6-args: the ' at character 4 is never closed: -e 'A=1$/,
+    );
+    expect(() => parseRunConfig({ script: 'a.js', k6Args: '--tag "a=b' }, RUN_CONFIG_FLAGS)).toThrowError(
+      /^--k6-args: the " at character 7 is never closed/,
+    );
+  });
+
+  it('takes balanced quotes, one kind inside the other', () => {
+    expect(parseRunConfig({ script: 'a.js', k6Args: `-e 'A=1 2' --tag "x=it's"` }).k6Args).toEqual([
+      '-e',
+      'A=1 2',
+      '--tag',
+      "x=it's",
+    ]);
+  });
+});

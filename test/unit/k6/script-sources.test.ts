@@ -4,15 +4,20 @@ import { mentionsHandleSummary, scriptReads } from '../../../src/k6/script-sourc
 // declaredContains is tested with the preflight helpers (test/unit/run/plan.test.ts).
 
 describe("what the script's sources say", () => {
+  const none = { vu: false, vuIterations: false, iterationInTest: false, instance: false };
   it.each([
-    ['const id = __VU;', { vu: true, vuIterations: false }],
-    ['exec.vu.idInInstance', { vu: true, vuIterations: false }],
-    ['exec.vu.idInTest', { vu: false, vuIterations: false }],
-    ['if (__ITER === 0) {}', { vu: false, vuIterations: true }],
-    ['exec.vu.iterationInScenario', { vu: false, vuIterations: true }],
-    ['exec.scenario.iterationInTest', { vu: false, vuIterations: false }],
-    ['__VUS __ITERATIONS', { vu: false, vuIterations: false }],
-    ['__VU + __ITER', { vu: true, vuIterations: true }],
+    ['const id = __VU;', { ...none, vu: true }],
+    ['exec.vu.idInInstance', { ...none, vu: true }],
+    ['exec.vu.idInTest', none],
+    ['if (__ITER === 0) {}', { ...none, vuIterations: true }],
+    ['exec.vu.iterationInScenario', { ...none, vuIterations: true }],
+    ['exec.scenario.iterationInTest', { ...none, iterationInTest: true }],
+    ['__VUS __ITERATIONS', none],
+    ['__VU + __ITER', { ...none, vu: true, vuIterations: true }],
+    ['exec.instance.iterationsCompleted', { ...none, instance: true }],
+    ['execution.instance . vusActive', { ...none, instance: true }],
+    ['exec.instance.currentTestRunDuration', { ...none, instance: true }],
+    ['const instance = 1; instance.name', none],
   ])('%s reads %j', (source, expected) => {
     expect(scriptReads(source)).toEqual(expected);
   });

@@ -201,3 +201,29 @@ describe('threshold evaluation on the aggregate', () => {
     ).toThrowError(/p\(N\) is not supported on a counter metric; use count, rate/);
   });
 });
+
+describe('a threshold at the exact percentile (issue 25, defect 1)', () => {
+  // k6 gets p(99)=395.01 for samples 0..399; the merge of 2 runners gave 395.01000000000005.
+  const merged = { count: 400, min: 0, max: 399, avg: 199.5, med: 199.5, 'p(99)': 395.01000000000005 };
+  it.each([
+    ['p(99)<=395.01', true],
+    ['p(99)==395.01', true],
+    ['p(99)>=395.01', true],
+    ['p(99)<395.01', false],
+    ['p(99)>395.01', false],
+    ['p(99)!=395.01', false],
+    ['p(99)<=395.0099', false],
+  ])('%s on a merged 395.01000000000005 is %s, as k6 judges 395.01', (expression, ok) => {
+    const rows = evaluateThresholds(parseThresholds({ pct: [expression] }), {
+      pct: metric('trend', merged),
+    });
+    expect(rows[0]!.ok).toBe(ok);
+  });
+
+  it('min and max are exact: no resolution is applied to them', () => {
+    const rows = evaluateThresholds(parseThresholds({ pct: ['max<=398.99999999999994'] }), {
+      pct: metric('trend', { ...merged, max: 399 }),
+    });
+    expect(rows[0]!.ok).toBe(false);
+  });
+});

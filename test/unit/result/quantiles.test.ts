@@ -155,3 +155,24 @@ describe('merging known mixtures', () => {
     for (const p of [50, 90, 95, 99, 99.9, 99.99]) expect(QUANTILE_GRID).toContain(p);
   });
 });
+
+describe('exact where the merge is exact (issue 25, defect 1)', () => {
+  it('one runner: every percentile on its grid is its own value, to the bit', () => {
+    const sorted = latencies(5000, 40, 0.6, 11);
+    const grid = gridOf(sorted);
+    const merged = mergePercentiles([grid], QUANTILE_GRID);
+    const off = QUANTILE_GRID.filter((p, i) => merged[i] !== exactPercentile(sorted, p));
+    expect(off).toEqual([]);
+  });
+
+  it('samples 0..399 dealt to 2 and 4 runners: p(99) and p(90) within the resolution of k6 values', () => {
+    for (const n of [2, 4]) {
+      const runners = Array.from({ length: n }, (_, r) =>
+        Float64Array.from({ length: 400 / n }, (_, i) => i * n + r),
+      );
+      const [p99, p90] = mergePercentiles(runners.map(gridOf), [99, 90]);
+      expect(Math.abs(p99! - 395.01)).toBeLessThan(1e-9);
+      expect(Math.abs(p90! - 359.1)).toBeLessThan(1e-9);
+    }
+  });
+});

@@ -102,6 +102,12 @@ describe('preflight helpers', () => {
       productArgs: { '--summary-mode': 'full' },
       env: {},
     });
+    // --summary-trend-stats goes into the archive like options.summaryTrendStats (issue 25); the
+    // runners' K6_SUMMARY_TREND_STATS (the grid) wins over it on every runner.
+    expect(splitK6Args(['--summary-trend-stats', 'avg,p(99.5)']).archiveArgs).toEqual([
+      '--summary-trend-stats',
+      'avg,p(99.5)',
+    ]);
     expect(() => splitK6Args(['-e'])).toThrowError('k6 args: -e needs a value');
     expect(() => splitK6Args(['-e', 'TOKEN'])).toThrowError('k6 args: -e TOKEN: must be NAME=value');
   });
@@ -123,20 +129,28 @@ describe('preflight helpers', () => {
 
   it('warns in one line where splitting cannot give the answer of one k6 run', () => {
     const pre = {
-      reads: { vu: true, vuIterations: true },
+      reads: { vu: true, vuIterations: true, iterationInTest: true, instance: true },
       options: {
         scenarios: {
           a: { executor: 'constant-arrival-rate', preAllocatedVUs: 2 },
           b: { executor: 'constant-vus', vus: 1 },
+          c: { executor: 'shared-iterations', vus: 4, iterations: 8 },
+          d: { executor: 'per-vu-iterations', vus: 3, iterations: 5 },
         },
       },
     } as unknown as Preflight;
     expect(splittingWarnings(pre, 1)).toEqual([]);
     const lines = splittingWarnings(pre, 4);
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(6);
     expect(lines[0]).toMatch(/__VU: VU numbers repeat across the 4 runners/);
     expect(lines[1]).toMatch(/__ITER or exec.vu.iterationInScenario/);
+    // Gaps only where the executor starts iterations at its VUs' pace (issue 25, defect 2).
     expect(lines[2]).toBe(
+      'scenario b: the script reads exec.scenario.iterationInTest, which has gaps over 4 runners with constant-vus (values past the iteration count); shared-iterations and the arrival-rate executors keep it dense',
+    );
+    expect(lines[3]).toMatch(/^scenario d: .* with per-vu-iterations /);
+    expect(lines[4]).toMatch(/exec\.instance\.\*: each of the 4 runners is its own k6 instance/);
+    expect(lines[5]).toBe(
       'scenario a: preAllocatedVUs 2 is below the 4 runners; runners without one allocate VUs during the test or drop iterations',
     );
   });

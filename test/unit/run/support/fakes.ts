@@ -338,7 +338,7 @@ export function fakePreflight(totalDurationS = 10, thresholds: Record<string, st
     noThresholds: false,
     warnings: [],
     declaredContains: {},
-    reads: { vu: false, vuIterations: false },
+    reads: { vu: false, vuIterations: false, iterationInTest: false, instance: false },
     options: {},
   };
 }
