@@ -73,3 +73,20 @@ export class Stopper {
     }
   }
 }
+
+/**
+ * Ends runners that never started (paused at status 4, after a failed setup()): SIGTERM each
+ * ({@link Runner.terminate}), on which k6 writes its summary and exits (103, checked with k6
+ * v2.2.0), as `k6 run` writes its summary after a failed setup(); kills those still there
+ * `stopTimeoutS` later.
+ */
+export async function endPaused(
+  runners: readonly Runner[],
+  stopTimeoutS: number,
+  clock: Clock,
+): Promise<void> {
+  for (const runner of runners) runner.terminate().catch(() => runner.kill());
+  const ended = Promise.all(runners.map((r) => r.exited)).then(() => 'ended' as const);
+  const overdue = clock.sleep(stopTimeoutS * 1000).then(() => 'overdue' as const);
+  if ((await Promise.race([ended, overdue])) === 'overdue') await Promise.all(runners.map((r) => r.kill()));
+}
