@@ -76,7 +76,7 @@ export class Stopper {
 
 /**
  * Ends runners that never started (paused at status 4, after a failed setup()): SIGTERM each
- * ({@link Runner.terminate}), on which k6 writes its summary and exits (103, checked with k6
+ * ({@link Runner.terminate}), on which k6 writes its summary and exits (105, checked with k6
  * v2.2.0), as `k6 run` writes its summary after a failed setup(); kills those still there
  * `stopTimeoutS` later.
  */
@@ -86,7 +86,12 @@ export async function endPaused(
   clock: Clock,
 ): Promise<void> {
   for (const runner of runners) runner.terminate().catch(() => runner.kill());
-  const ended = Promise.all(runners.map((r) => r.exited)).then(() => 'ended' as const);
-  const overdue = clock.sleep(stopTimeoutS * 1000).then(() => 'overdue' as const);
-  if ((await Promise.race([ended, overdue])) === 'overdue') await Promise.all(runners.map((r) => r.kill()));
+  let ended = false;
+  const all = Promise.all(runners.map((r) => r.exited)).then(() => {
+    ended = true;
+  });
+  // Short waits, so that no timer holds the process once every runner has ended.
+  const deadline = clock.now() + stopTimeoutS * 1000;
+  while (!ended && clock.now() < deadline) await Promise.race([all, clock.sleep(200)]);
+  if (!ended) await Promise.all(runners.map((r) => r.kill()));
 }
