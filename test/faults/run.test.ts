@@ -1,49 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
-import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import { type CliRun, k6ProcessesUnder, leftovers, startCli, tempDir, writeScript } from '../support/cli.ts';
-import { waitFor } from '../support/wait.ts';
-import { type FaultOutcome, faultTable, shellExitCode } from './table.ts';
+import { startCli, startCliUntil, tempDir, writeScript } from '../support/cli.ts';
+import { cliOutcome as outcome } from './cli-outcome.ts';
+import { faultTable } from './table.ts';
 
 // Run-time rough edges of the local backend (issue 25), with the real CLI and real k6 runners: an
 // interruption after the test, a work folder removed mid-run, setup() that times out, and what is
-// said of setup() for a script without one.
-
-let target: RecordingTarget;
-beforeAll(async () => {
-  target = await startNodeTarget();
-});
-afterAll(async () => {
-  await target.stop();
-});
-
-/** The CLI's outcome for the table: `problem` is what the case found wrong in the files. */
-async function outcome(run: CliRun, problem?: string): Promise<FaultOutcome> {
-  // The runners' groups end with the CLI; give them a moment all the same.
-  await new Promise((r) => setTimeout(r, 300));
-  return {
-    code: shellExitCode(run.code, run.signal ?? null),
-    stderr: run.stderr,
-    leftovers: [...k6ProcessesUnder(run.tmp), ...leftovers(run.tmp).map((f) => `${run.tmp}/${f}`)],
-    ...(problem ? { dataLost: problem } : {}),
-  };
-}
-
-/** Starts the CLI in its own process group and waits until stderr says `until`. */
-async function startUntil(args: string[], until: string) {
-  const cli = startCli(args, { detached: true });
-  let stderr = '';
-  cli.child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await waitFor(() => stderr.includes(until) || cli.child.exitCode !== null, `"${until}"`, {
-    timeoutMs: 60_000,
-    intervalMs: 20,
-  });
-  return cli;
-}
+// said of setup() for a script without one. `outcome`'s second argument is what a case found
+// wrong in the files the run wrote.
 
 const quick = writeScript(
   `export const options = { vus: 1, iterations: 1 };\nexport default function () {}\n`,
@@ -61,7 +26,7 @@ faultTable('run-time faults', [
       execFileSync('mkfifo', [fifo]);
       const out = path.join(dir, 'r.json');
       // The --report write blocks on the FIFO until it is read: the Ctrl-C lands inside it.
-      const { child, done } = await startUntil(
+      const { child, done } = await startCliUntil(
         ['run', quick, '-o', out, '--report', fifo],
         'HTML report written',
       );
@@ -83,15 +48,11 @@ faultTable('run-time faults', [
     code: 1,
     run: async () => {
       const script = writeScript(`
-import http from 'k6/http';
 import { sleep } from 'k6';
 export const options = { vus: 2, duration: '3s' };
-export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
+export default function () { sleep(0.05); }
 `);
-      const { done, tmp } = await startUntil(
-        ['run', script, '-n', '2', '--', '-e', `TARGET=${target.url}`],
-        'started 2 runners',
-      );
+      const { done, tmp } = await startCliUntil(['run', script, '-n', '2'], 'started 2 runners');
       for (const f of readdirSync(tmp).filter((f) => f.startsWith('k6-distributed-')))
         rmSync(path.join(tmp, f), { recursive: true, force: true });
       const run = await done;
@@ -114,13 +75,14 @@ export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
     timeoutMs: 20_000,
     run: async () => {
       const script = writeScript(`
-import http from 'k6/http';
 import { sleep } from 'k6';
+import { Counter } from 'k6/metrics';
+const setups = new Counter('setup_calls');
 export const options = { vus: 2, iterations: 4, setupTimeout: '1s' };
-export function setup() { http.get(__ENV.TARGET + '/'); sleep(3); }
+export function setup() { setups.add(1); sleep(3); }
 export default function () {}
 `);
-      const run = await startCli(['run', script, '-n', '2', '--', '-e', `TARGET=${target.url}`]).done;
+      const run = await startCli(['run', script, '-n', '2']).done;
       const r = run.result;
       const problem = !r
         ? 'no result written'
@@ -128,8 +90,8 @@ export default function () {}
           ? `result ${r.verdict}, k6ExitCode ${r.k6ExitCode}, kinds ${r.failureKinds}`
           : !/runner 0: setup\(\) failed \(exit 100: setup\(\) timed out\)/.test(r.failures[0] ?? '')
             ? `failure: ${r.failures[0]}`
-            : (r.metrics.http_reqs?.values.count ?? 0) < 1
-              ? "setup()'s request is not in the aggregate"
+            : r.metrics.setup_calls?.values.count !== 1
+              ? "setup()'s counter is not in the aggregate"
               : undefined;
       return outcome(run, problem);
     },
