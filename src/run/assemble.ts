@@ -60,6 +60,8 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
     contains: { ...pre.declaredContains, ...parts.contains },
     sampledGauges: { [K6_METRIC.vus]: parts.vusSamples.map((s) => s.vus) },
   });
+  // Judged before the summary data is made: it carries each metric's thresholds.
+  const thresholds = evaluateThresholds(pre.thresholds, metrics);
   const rootGroup = mergeGroups(present.map((s) => s.rootGroup));
   return buildResult({
     script: options.script,
@@ -89,7 +91,7 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
       isStdErrTTY: process.stderr.isTTY === true,
       ...(parts.setupData ? { setupData: parts.setupData.data } : {}),
     }),
-    thresholds: evaluateThresholds(pre.thresholds, metrics),
+    thresholds,
     failures: [...parts.failures, ...collected.failures],
     runners: launched.runners.map((_, i) => ({
       segment: plan.runners[i]!.segment,
