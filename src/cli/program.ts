@@ -50,6 +50,22 @@ export function exitCodeOf(result: RunResult, interrupted: boolean): number {
   return result.k6ExitCode ?? k6ExitCodeOfRunners(result.runners.map((r) => r.exitCode)) ?? code;
 }
 
+/**
+ * The one line that explains exit 130 when the interruption came after the last runner ended (while
+ * the result was aggregated or the reports written): the test ran whole, so its result stands and
+ * says so, and the CLI still exits 130, as an interrupted process does (a shell loop or a CI script
+ * stops on it, as after any Ctrl-C). Undefined when there was no such interruption (one during the
+ * test is in the result itself: kind `interrupted`).
+ */
+export function interruptedAfterTheTest(
+  result: RunResult,
+  interrupted: boolean,
+  resultPath: string,
+): string | undefined {
+  if (!interrupted || result.failureKinds?.includes('interrupted')) return undefined;
+  return `interrupted while the reports were written, after the test had ended: the result in ${resultPath} is complete and says ${result.verdict}; exit 130 because the run was interrupted`;
+}
+
 interface RunFlags {
   runners?: string;
   out?: string;
@@ -192,6 +208,8 @@ async function runCommand(
     await writeAfterRun(config.reportPath, '--report', config.resultPath, () =>
       renderReport(result, { charts: true }),
     );
+    const lateInterrupt = interruptedAfterTheTest(result, controller.signal.aborted, config.resultPath);
+    if (lateInterrupt) stderrLog.error(lateInterrupt);
     return exitCodeOf(result, controller.signal.aborted);
   } catch (error) {
     throw withFlagNames(error);

@@ -114,13 +114,13 @@ export function k6ExitCodeOfRunners(codes: ReadonlyArray<number | null>): number
 
 /**
  * A mistake k6 itself refused before any load (`k6 archive`/`k6 inspect` exited 104, invalid
- * options, or 107, a script exception such as a syntax error; or the script's `setup()` threw, 107,
- * or passed `setupTimeout`, 100): the CLI exits with k6's code, as a plain `k6 run` of the script
- * would, instead of its own 2.
+ * options, or 107, a script exception such as a syntax error): the CLI exits with k6's code, as a
+ * plain `k6 run` of the script would, instead of its own 2. (A failed `setup()` is no refusal: the
+ * run writes its partial result, with `k6ExitCode` 107 or 100.)
  */
 export class K6RefusedError extends ConfigurationError {
   override name = 'K6RefusedError';
-  /** k6's exit code: {@link K6_EXIT.invalidConfig}, {@link K6_EXIT.scriptException} or {@link K6_EXIT.setupTimeout}. */
+  /** k6's exit code: {@link K6_EXIT.invalidConfig}, or {@link K6_EXIT.scriptException}. */
   readonly k6ExitCode: number;
   constructor(message: string, k6ExitCode: number) {
     super(message);

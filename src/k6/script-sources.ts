@@ -51,6 +51,27 @@ export function scriptReads(sources: string): ScriptReads {
   };
 }
 
+/** Which of k6's lifecycle functions the script exports ({@link exportedLifecycle}). */
+export interface ExportedLifecycle {
+  setup: boolean;
+  teardown: boolean;
+}
+
+/**
+ * Whether the sources export `setup` and `teardown`, by pattern: `export [async] function setup`,
+ * `export const|let|var setup`, `export { setup }` or `export { fn as setup }` (also re-exported
+ * from another module, whose text is in the archive too), and CommonJS `exports.setup =`. k6 calls
+ * them only when the script exports them (k6 `js/runner.go` `runPart`: a missing export is skipped
+ * and gives no data), so a run logs "setup() ran" only for a script that has one.
+ */
+export function exportedLifecycle(sources: string): ExportedLifecycle {
+  const exported = (name: string) =>
+    new RegExp(
+      String.raw`\bexport\s+(?:async\s+)?function\s*\*?\s*${name}\b|\bexport\s+(?:const|let|var)\s+${name}\b|\bexport\s*\{(?:[^}]*,)?\s*(?:[\w$]+\s+as\s+)?${name}\s*[,}]|\bexports\.${name}\s*=`,
+    ).test(sources);
+  return { setup: exported('setup'), teardown: exported('teardown') };
+}
+
 /** Whether the sources mention `handleSummary` (then the script's own is called once after the run). */
 export function mentionsHandleSummary(sources: string): boolean {
   return /\bhandleSummary\b/.test(sources);

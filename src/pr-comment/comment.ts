@@ -1,3 +1,4 @@
+import { showBidiControls } from '../render/format.ts';
 import {
   COMMENT_LIMIT,
   type Fitted,
@@ -40,16 +41,14 @@ export interface RenderedReport {
   summary: Fitted;
 }
 
-/** Bidirectional controls (embeddings, overrides, isolates): they can make text read otherwise. */
-const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
-
 /**
  * Makes user-derived text inert in a comment body: every `<!--` gets a zero-width space after its
  * `<` (it shows the same, but opens no HTML comment, so no threshold, tag or log line can carry
- * another comment's marker), and bidirectional controls (U+202E and its kin) are removed.
+ * another comment's marker), and bidirectional controls (U+202E and its kin) are shown as their
+ * code points (src/render/format.ts; the user text in the sections was made inert there already).
  */
 export function defuseComment(text: string): string {
-  return text.replaceAll('<!--', '<\u200b!--').replace(BIDI_CONTROLS, '');
+  return showBidiControls(text.replaceAll('<!--', '<\u200b!--'));
 }
 
 /** {@link defuseComment} over a section, its shorter rendering included. */

@@ -7,13 +7,40 @@ import type { MetricResult } from '../result/schema.ts';
  */
 
 /**
- * Escapes text for one markdown table cell or inline span: HTML-significant characters become
- * entities, markdown punctuation is backslash-escaped, line breaks become spaces, and `@` is
- * followed by a zero-width space so a name like `@org/team` notifies nobody.
+ * Bidirectional controls: the embeddings and overrides U+202A–U+202E, the isolates U+2066–U+2069
+ * and the marks U+200E/U+200F. They make text read otherwise than it is stored (U+202E reverses
+ * what follows), so user text never carries them into a report.
+ */
+export const BIDI_CONTROLS = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** Each bidirectional control ({@link BIDI_CONTROLS}) as its visible code point, `[U+202E]`. */
+export function showBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS, (c) => `[U+${c.codePointAt(0)!.toString(16).toUpperCase()}]`);
+}
+
+/**
+ * User text that GitHub shows as written: a zero-width space goes where GitHub would make a link
+ * or a notification of it (after the scheme of `http://`, `https://` and `ftp://` and after a
+ * leading `www`: GFM's extended autolinks; after every `@`: mentions and e-mail addresses; after a
+ * `#` or `GH-` before a digit: issue references), and bidirectional controls are shown
+ * ({@link showBidiControls}). The text reads the same; nothing in it is a link.
+ */
+export function inertText(text: string): string {
+  return showBidiControls(text)
+    .replace(/\b(https?|ftp)(?=:\/\/)/gi, '$1\u200b')
+    .replace(/\b(www)(?=\.)/gi, '$1\u200b')
+    .replace(/@/g, '@\u200b')
+    .replace(/#(?=\d)/g, '#\u200b')
+    .replace(/\b(GH-)(?=\d)/gi, '$1\u200b');
+}
+
+/**
+ * Escapes text for one markdown table cell or inline span: no link, mention, reference or
+ * bidirectional control ({@link inertText}); HTML-significant characters become entities, markdown
+ * punctuation is backslash-escaped, line breaks become spaces.
  */
 export function escapeMarkdown(text: string): string {
-  return text
-    .replace(/@/g, '@\u200b')
+  return inertText(text)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
@@ -22,9 +49,13 @@ export function escapeMarkdown(text: string): string {
     .replace(/([\\`*_[\]{}()#+!|~-])/g, '\\$1');
 }
 
-/** Text as inline code, safe in a table cell: backticks and pipes cannot end the span or the cell. */
+/**
+ * Text as inline code, safe in a table cell: backticks and pipes cannot end the span or the cell,
+ * and bidirectional controls are shown ({@link showBidiControls}). GitHub makes no link or mention
+ * inside code, so the text is otherwise as written (it can be copied).
+ */
 export function inlineCode(text: string): string {
-  const clean = text
+  const clean = showBidiControls(text)
     .replace(/[\r\n]+/g, ' ')
     .replace(/\|/g, '¦')
     .replace(/`/g, "'");

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Runner } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
 import { errorMessage } from '../errors.ts';
@@ -23,12 +24,26 @@ export interface Collected {
 /**
  * Collect stage: reads and parses every runner's summary and log tail. Runs after every runner
  * ended and before the backend is cleaned up (the files and Pod logs go with the cleanup).
+ * @param workDir the folder the runners wrote their summaries in (the local backend), if any: when
+ *   summaries are missing and it is gone (a tmp cleaner removed it during the run), one failure
+ *   says so in place of a "left no summary" line per runner.
  */
-export async function collectAll(runners: readonly Runner[]): Promise<Collected> {
+export async function collectAll(runners: readonly Runner[], workDir?: string): Promise<Collected> {
   const leftovers = await Promise.all(runners.map((r) => r.collect()));
-  const failures: Failure[] = [];
+  const missing = leftovers.flatMap((left, i) => (left.summary === undefined ? [i] : []));
+  const failures: Failure[] =
+    workDir !== undefined && missing.length > 0 && !existsSync(workDir)
+      ? [
+          {
+            kind: 'incomplete',
+            message: `the work folder ${workDir} was removed during the run (a tmp cleaner?): the runners' summaries were in it; runner ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing from the aggregate`,
+          },
+        ]
+      : [];
+  const folderGone = failures.length > 0;
   const summaries = leftovers.map((left, i) => {
     if (left.summary === undefined) {
+      if (folderGone) return undefined;
       failures.push({
         kind: 'incomplete',
         runner: i,

@@ -2,32 +2,31 @@ import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Backend } from '../backends/backend.ts';
+import type { Backend, Runner } from '../backends/backend.ts';
 import { type Clock, realClock } from '../clock.ts';
 import type { RunConfig, RunConfigKey } from '../config.ts';
-import { type Failure, interruptedBeforeStart } from '../errors.ts';
+import { interruptedBeforeStart } from '../errors.ts';
 import { checkOutputPaths } from '../inputs/output-paths.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
 import { earliestEndS } from '../k6/executors.ts';
-import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { parseGoDuration } from '../k6/go-syntax.ts';
 import { runHandleSummary } from '../k6/handle-summary.ts';
-import { K6_METRIC } from '../k6/metrics.ts';
-import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
+import { thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
-import type { RunnerExit, RunPlan } from '../plan.ts';
-import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
-import { buildResult, summaryData, testWindowS } from '../result/build.ts';
+import type { RunPlan } from '../plan.ts';
+import { testWindowS } from '../result/build.ts';
 import { writeResultOrKeep } from '../result/file.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
+import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
-import { collectAll } from './collect.ts';
+import { type Collected, collectAll } from './collect.ts';
 import { launch } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { k6FileOutputs, newRunId, planRun } from './plan.ts';
 import { type Preflight, preflight, splittingWarnings } from './preflight.ts';
 import { setupOnce } from './setup.ts';
 import { startAll } from './start.ts';
+import { endPaused } from './stop.ts';
 import { teardownOnce } from './teardown.ts';
 
 /**
@@ -106,6 +105,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       preflight: pre,
       plan,
       backend,
+      workDir,
       log: deps.log,
       startTimeoutS: config.startTimeoutS,
       graceS: config.graceS,
@@ -168,12 +168,20 @@ export interface RunOptions {
   progressIntervalS?: number;
   /** The time source; the real clock unless a test gives a fake one. */
   clock?: Clock;
+  /**
+   * The run's private work folder (runTest's, in the system's temp folder): the local runners'
+   * summaries are in it, so a missing summary is blamed on its removal when it is gone.
+   */
+  workDir?: string;
 }
 
 /**
  * Runs a planned test on a backend and returns its global result:
  * launch -> barrier -> setup (once) -> start -> monitor -> teardown (once) -> end of the linger ->
- * collect -> (cleanup) -> aggregate -> thresholds -> result.
+ * collect -> (cleanup) -> aggregate -> thresholds -> result. A setup() that fails inside k6 (it
+ * threw, exit 107, or passed `setupTimeout`, exit 100) starts no load, as in `k6 run`: the runners
+ * are ended so that they write their summaries, and the result is the partial one (verdict failed,
+ * kind `runner`, `k6ExitCode` 107 or 100).
  * @throws ConfigurationError when a runner fails before the start for a reason in the script or
  *   its options (k6 exit 104, 107), with the runner and k6's reason; RunError `start` when runners
  *   do not become ready in time; RunError `interrupted` when `signal` aborts before the start. In
@@ -182,6 +190,7 @@ export interface RunOptions {
 export async function runDistributed(options: RunOptions): Promise<RunResult> {
   const { backend, plan, preflight: pre, log, signal } = options;
   const clock = options.clock ?? realClock;
+  const stopTimeoutS = options.stopTimeoutS ?? 30;
   try {
     const launched = await launch(backend, plan, pre.archivePath);
     await barrier(launched, {
@@ -194,12 +203,29 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     const setup = await setupOnce(launched.runners, {
       skip: lifecycle.noSetup,
       timeoutS: lifecycle.setupTimeoutS,
+      exported: pre.lifecycle?.setup ?? true,
       clock,
       log,
       ...(signal ? { signal } : {}),
     });
     // Interrupted during the barrier or setup(): no runner starts.
     if (signal?.aborted) throw interruptedBeforeStart();
+    if (setup.failure) {
+      // As `k6 run`: no load, but the summary (setup()'s own requests and metrics) and the result.
+      await endPaused(launched.runners, stopTimeoutS, clock);
+      const endedAtMs = clock.now();
+      return assembleResult(options, {
+        launched,
+        start: { startedAtMs: endedAtMs - setup.durationMs, offsetsMs: [], skewMs: 0 },
+        endedAtMs,
+        durationS: setup.durationMs / 1000,
+        ...(setup.k6ExitCode === undefined ? {} : { lifecycleK6ExitCode: setup.k6ExitCode }),
+        failures: [setup.failure],
+        contains: {},
+        vusSamples: [],
+        collected: await collectThenClean(launched.runners, backend, log, options.workDir),
+      });
+    }
     const start = await startAll(launched.runners, clock, log, backend, {
       earliestEndS: earliestEndS(pre.options.scenarios),
     });
@@ -207,12 +233,13 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     const monitored = await monitor(launched, start.startedAtMs, {
       totalDurationS: pre.totalDurationS,
       graceS: options.graceS ?? 120,
-      stopTimeoutS: options.stopTimeoutS ?? 30,
+      stopTimeoutS,
       progressIntervalS: options.progressIntervalS ?? 10,
       onTestEnded: async (lingering) => {
         teardown = await teardownOnce(launched.runners, lingering, {
           skip: lifecycle.noTeardown,
           timeoutS: lifecycle.teardownTimeoutS,
+          exported: pre.lifecycle?.teardown ?? true,
           clock,
           log,
         });
@@ -223,73 +250,49 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       log,
       ...(signal ? { signal } : {}),
     });
-    // Every summary is read before anything is cleaned up.
-    const collected = await collectAll(launched.runners);
-    if (collected.fromExport.length > 0) {
-      log.info(
-        `runner ${collected.fromExport.join(', ')}: no compact summary (its handleSummary did not finish), k6's summary export read instead`,
-      );
-    }
-    await backend.cleanup();
-    const timeline = monitored.progress.finish(monitored.endedAtMs, collected.summaries);
+    const collected = await collectThenClean(launched.runners, backend, log, options.workDir);
     // As in k6, the test's duration holds setup() and teardown() (k6 marks the start before setup
     // and the end after teardown): counters' rates are over it.
     const durationS =
       testWindowS(collected.summaries, start.offsetsMs, (monitored.endedAtMs - start.startedAtMs) / 1000) +
       (setup.durationMs + teardown.durationMs) / 1000;
-    const present = collected.summaries.filter((s) => s !== undefined);
-    const metrics = aggregateSummaries(present, {
-      durationS,
-      percentiles: thresholdPercentiles(pre.thresholds),
-      // What the runners' REST API said wins; the script's declarations cover what it never listed.
-      contains: { ...pre.declaredContains, ...monitored.contains },
-      sampledGauges: { [K6_METRIC.vus]: monitored.vusSamples.map((s) => s.vus) },
-    });
-    const thresholds = evaluateThresholds(pre.thresholds, metrics);
-    const rootGroup = mergeGroups(present.map((s) => s.rootGroup));
-    return buildResult({
-      script: options.script,
-      environment: {
-        backend: backend.name,
-        k6Version: pre.k6Version,
-        runners: launched.runners.length,
-        scriptHash: pre.scriptHash,
-        ...options.environment,
-      },
-      startedAtMs: start.startedAtMs,
+    return assembleResult(options, {
+      launched,
+      start,
       endedAtMs: monitored.endedAtMs,
       durationS,
-      startSkewMs: start.skewMs,
-      ...k6ExitCodeOf(teardown.k6ExitCode, launched.exits, monitored.failures),
-      metrics,
-      timeline,
-      rootGroup,
-      summary: summaryData({
-        metrics,
-        summaries: present,
-        rootGroup,
-        options: pre.options,
-        durationS,
-        noColor: pre.noColor ?? false,
-        isStdOutTTY: process.stdout.isTTY === true,
-        isStdErrTTY: process.stderr.isTTY === true,
-        ...(setup.data ? { setupData: setup.data.data } : {}),
-      }),
-      thresholds,
-      failures: [...monitored.failures, ...collected.failures],
-      runners: launched.runners.map((_, i) => ({
-        segment: plan.runners[i]!.segment,
-        exit: launched.exits[i],
-        summary: collected.summaries[i],
-        startOffsetMs: start.offsetsMs[i]!,
-        logTail: collected.leftovers[i]!.logTail,
-        ...(collected.leftovers[i]!.node ? { node: collected.leftovers[i]!.node } : {}),
-      })),
+      ...(setup.data ? { setupData: setup.data } : {}),
+      ...(teardown.k6ExitCode === undefined ? {} : { lifecycleK6ExitCode: teardown.k6ExitCode }),
+      failures: monitored.failures,
+      contains: monitored.contains,
+      vusSamples: monitored.vusSamples,
+      collected,
+      timeline: monitored.progress.finish(monitored.endedAtMs, collected.summaries),
     });
   } catch (error) {
     await backend.cleanup();
     throw error;
   }
+}
+
+/**
+ * Collect stage, then the backend's cleanup: every summary is read before anything is cleaned up
+ * (the files and Pod logs go with the cleanup).
+ */
+async function collectThenClean(
+  runners: readonly Runner[],
+  backend: Backend,
+  log: Logger,
+  workDir: string | undefined,
+): Promise<Collected> {
+  const collected = await collectAll(runners, backend.name === 'local' ? workDir : undefined);
+  if (collected.fromExport.length > 0) {
+    log.info(
+      `runner ${collected.fromExport.join(', ')}: no compact summary (its handleSummary did not finish), k6's summary export read instead`,
+    );
+  }
+  await backend.cleanup();
+  return collected;
 }
 
 /** k6's default `setupTimeout` and `teardownTimeout`, in s (k6 `lib/options.go`). */
@@ -322,26 +325,4 @@ export function lifecycleOptions(options: Record<string, unknown>): {
     setupTimeoutS: timeout(options.setupTimeout),
     teardownTimeoutS: timeout(options.teardownTimeout),
   };
-}
-
-/**
- * The exit code `k6 run` of the whole test would have given where it is k6's own, in k6's order
- * (k6 `internal/cmd/run.go`): a teardown() failure (107, 101) first; then a runner's own code
- * (108, 107, 110, 100, 101: {@link k6ExitCodeOfRunners}); then 99 when a threshold with
- * `abortOnFail` aborted the test (kind `aborted`) and nothing else failed while it ran, as k6
- * exits after such an abort.
- * @returns `{k6ExitCode}`, or `{}` when none applies.
- */
-function k6ExitCodeOf(
-  teardownCode: number | undefined,
-  exits: ReadonlyArray<RunnerExit | undefined>,
-  failures: readonly Failure[],
-): { k6ExitCode?: number } {
-  const code =
-    teardownCode ??
-    k6ExitCodeOfRunners(exits.map((e) => e?.code ?? null)) ??
-    (failures.some((f) => f.kind === 'aborted') && failures.every((f) => f.kind === 'aborted')
-      ? K6_EXIT.thresholdsHaveFailed
-      : undefined);
-  return code === undefined ? {} : { k6ExitCode: code };
 }

@@ -17,6 +17,8 @@ import { envTrue, noColorGiven, splitK6Args } from '../k6/flags.ts';
 import { parseGoDuration } from '../k6/go-syntax.ts';
 import {
   declaredContains,
+  type ExportedLifecycle,
+  exportedLifecycle,
   mentionsHandleSummary,
   type ScriptReads,
   scriptReads,
@@ -75,6 +77,11 @@ export interface Preflight {
    * global data (src/k6/handle-summary.ts); the runners never run it (src/k6/entry.ts).
    */
   handleSummary?: boolean;
+  /**
+   * Which of setup() and teardown() the script's sources export (src/k6/script-sources.ts): the
+   * run says it ran one only when the script has it. Unknown (absent): it says so as for one.
+   */
+  lifecycle?: ExportedLifecycle;
   /** `--no-color` or `NO_COLOR` given: handleSummary's `options.noColor`. */
   noColor?: boolean;
   /** The script was given as a k6 archive (`.tar`): it runs as it is, without the entry module. */
@@ -178,6 +185,7 @@ export async function preflight(options: {
     declaredContains: declaredContains(scriptSources),
     reads: scriptReads(scriptSources),
     handleSummary: !isArchive && mentionsHandleSummary(scriptSources),
+    lifecycle: exportedLifecycle(scriptSources),
     isArchive,
     noColor: noColorGiven(options.k6Args),
   };

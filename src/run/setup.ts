@@ -1,7 +1,7 @@
 import type { Runner } from '../backends/backend.ts';
 import type { Clock } from '../clock.ts';
-import { errorMessage, interruptedBeforeStart, RunError } from '../errors.ts';
-import { K6_EXIT, K6RefusedError } from '../k6/exit-codes.ts';
+import { errorMessage, type Failure, interruptedBeforeStart, RunError } from '../errors.ts';
+import { K6_EXIT } from '../k6/exit-codes.ts';
 import { RunnerHttpError } from '../k6/rest.ts';
 import type { Logger } from '../log.ts';
 
@@ -18,6 +18,12 @@ export interface SetupOptions {
   skip: boolean;
   /** The script's `setupTimeout` in s (k6's default 60). */
   timeoutS: number;
+  /**
+   * Whether the script exports setup() (the preflight's reading of its sources). When it does not,
+   * runner 0 is asked all the same (k6 skips a missing setup() and gives no data) but the stage
+   * says nothing. Default true.
+   */
+  exported?: boolean;
   signal?: AbortSignal;
   clock: Clock;
   log: Logger;
@@ -31,6 +37,13 @@ export interface SetupInfo {
   data?: { data: unknown };
   /** How long it took, in ms (0 when it did not run): part of the test's duration, as in k6. */
   durationMs: number;
+  /**
+   * setup() failed inside k6 (kind `runner`, runner 0): k6's message, as `k6 run` reports it. The
+   * test must not start; `k6 run` still writes its summary, and so does the run (a partial result).
+   */
+  failure?: Failure;
+  /** The code `k6 run` exits with after that failure: 107 (script exception) or 100 (setupTimeout). */
+  k6ExitCode?: number;
 }
 
 /**
@@ -59,9 +72,10 @@ export function lifecycleFailure(
  * 0 (`POST /v1/setup`, so its requests and metrics are counted once, in runner 0's summary), then
  * gives its data to every other runner (`PUT /v1/setup`), so that every VU of every runner receives
  * the same data, as in one `k6 run`. Runners run with `--no-setup`, so none runs it itself.
- * @throws K6RefusedError when setup() threw (k6's message, exit 107) or passed `setupTimeout`
- *   (exit 100), as `k6 run` fails before any load; RunError `start` when a runner could not be
- *   reached; RunError `interrupted` when `signal` aborts first.
+ * @returns a `failure` (never throws for it) when setup() threw (k6's message, exit 107) or passed
+ *   `setupTimeout` (exit 100): as `k6 run`, the test does not start, and its summary is written.
+ * @throws RunError `start` when a runner could not be reached; RunError `interrupted` when
+ *   `signal` aborts first.
  */
 export async function setupOnce(runners: readonly Runner[], options: SetupOptions): Promise<SetupInfo> {
   if (options.skip || runners.length === 0) return { ran: false, durationMs: 0 };
@@ -77,8 +91,15 @@ export async function setupOnce(runners: readonly Runner[], options: SetupOption
     );
   } catch (error) {
     if (error instanceof RunError) throw error;
-    const failure = lifecycleFailure(error, 'setup');
-    if (failure) throw new K6RefusedError(failure.message, failure.k6ExitCode);
+    const known = lifecycleFailure(error, 'setup');
+    if (known) {
+      return {
+        ran: true,
+        durationMs: clock.now() - began,
+        failure: { kind: 'runner', runner: 0, message: `runner 0: ${known.message}` },
+        k6ExitCode: known.k6ExitCode,
+      };
+    }
     throw new RunError('start', `setup() could not run on runner 0: ${errorMessage(error)}`);
   }
   if (data !== undefined) {
@@ -95,7 +116,8 @@ export async function setupOnce(runners: readonly Runner[], options: SetupOption
     );
   }
   const durationMs = clock.now() - began;
-  log.info(`setup() ran once, on runner 0, in ${Math.round(durationMs)} ms; its data went to every runner`);
+  if (options.exported !== false)
+    log.info(`setup() ran once, on runner 0, in ${Math.round(durationMs)} ms; its data went to every runner`);
   return { ran: true, durationMs, ...(data === undefined ? {} : { data }) };
 }
 

@@ -73,3 +73,25 @@ export class Stopper {
     }
   }
 }
+
+/**
+ * Ends runners that never started (paused at status 4, after a failed setup()): SIGTERM each
+ * ({@link Runner.terminate}), on which k6 writes its summary and exits (105, checked with k6
+ * v2.2.0), as `k6 run` writes its summary after a failed setup(); kills those still there
+ * `stopTimeoutS` later.
+ */
+export async function endPaused(
+  runners: readonly Runner[],
+  stopTimeoutS: number,
+  clock: Clock,
+): Promise<void> {
+  for (const runner of runners) runner.terminate().catch(() => runner.kill());
+  let ended = false;
+  const all = Promise.all(runners.map((r) => r.exited)).then(() => {
+    ended = true;
+  });
+  // Short waits, so that no timer holds the process once every runner has ended.
+  const deadline = clock.now() + stopTimeoutS * 1000;
+  while (!ended && clock.now() < deadline) await Promise.race([all, clock.sleep(200)]);
+  if (!ended) await Promise.all(runners.map((r) => r.kill()));
+}

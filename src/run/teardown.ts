@@ -10,6 +10,8 @@ export interface TeardownOptions {
   skip: boolean;
   /** The script's `teardownTimeout` in s (k6's default 60). */
   timeoutS: number;
+  /** Whether the script exports teardown() (as `SetupOptions.exported`): nothing is said when not. Default true. */
+  exported?: boolean;
   clock: Clock;
   log: Logger;
 }
@@ -44,7 +46,7 @@ export async function teardownOnce(
   const { clock, log } = options;
   const runner = runners.find((r) => lingering.has(r.index));
   if (!runner) {
-    log.warning('teardown() was not run: no runner was left to run it');
+    if (options.exported !== false) log.warning('teardown() was not run: no runner was left to run it');
     return { durationMs: 0 };
   }
   const began = clock.now();
@@ -67,6 +69,7 @@ export async function teardownOnce(
     };
   }
   const durationMs = clock.now() - began;
-  log.info(`teardown() ran once, on runner ${runner.index}, in ${Math.round(durationMs)} ms`);
+  if (options.exported !== false)
+    log.info(`teardown() ran once, on runner ${runner.index}, in ${Math.round(durationMs)} ms`);
   return { runner: runner.index, durationMs };
 }

@@ -7,9 +7,18 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import { resolveK6Binary } from '../../src/k6/binary.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { runAction, startAction } from '../support/action.ts';
-import { type CliRun, k6ProcessesUnder, leftovers, startCli, tempDir, writeScript } from '../support/cli.ts';
+import {
+  type CliRun,
+  k6ProcessesUnder,
+  leftovers,
+  startCli,
+  startCliUntil,
+  tempDir,
+  writeScript,
+} from '../support/cli.ts';
 import { waitFor } from '../support/wait.ts';
-import { type FaultCase, type FaultOutcome, faultTable, shellExitCode } from './table.ts';
+import { cliOutcome as outcome } from './cli-outcome.ts';
+import { type FaultCase, type FaultOutcome, faultTable } from './table.ts';
 
 // The local backend's faults and hostile inputs, with the real CLI, real k6 runners and a real HTTP
 // target on 127.0.0.1. A terminal's Ctrl-C is a SIGINT to the CLI's whole process group (the CLI
@@ -35,28 +44,6 @@ ${extra}
 export default function () { http.get(__ENV.TARGET + '/'); sleep(0.05); }
 `);
 
-/** Everything a case leaves: k6 (or wrapper) processes of the run, files in its TMPDIR. */
-async function leftBehind(run: CliRun, marker = run.tmp): Promise<string[]> {
-  // The watchdog needs a moment after its orchestrator died; a clean run needs none.
-  const end = Date.now() + 5000;
-  let left: string[] = [];
-  for (;;) {
-    left = [...k6ProcessesUnder(marker), ...leftovers(run.tmp).map((f) => `${run.tmp}/${f}`)];
-    if (left.length === 0 || Date.now() > end) return left;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** The CLI's outcome for the table. */
-async function outcome(run: CliRun, dataLost?: string, marker?: string): Promise<FaultOutcome> {
-  return {
-    code: shellExitCode(run.code, run.signal ?? null),
-    stderr: run.stderr,
-    leftovers: await leftBehind(run, marker),
-    ...(dataLost ? { dataLost } : {}),
-  };
-}
-
 /** Why an interrupted run's partial result lost data: each runner must have its summary. */
 function partialResultLoss(run: CliRun): string | undefined {
   const result = run.result;
@@ -66,20 +53,6 @@ function partialResultLoss(run: CliRun): string | undefined {
     return `runners ${lost.join(', ')} left no summary: ${result.failures.join('; ')}`;
   if (!((result.metrics.http_reqs?.values.count ?? 0) > 0)) return 'no request in the aggregate';
   return undefined;
-}
-
-/** Starts the CLI in its own process group and waits until stderr says `until`. */
-async function startUntil(args: string[], until: string, env?: Record<string, string>) {
-  const cli = startCli(args, { detached: true, ...(env ? { env } : {}) });
-  let stderr = '';
-  cli.child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await waitFor(() => stderr.includes(until) || cli.child.exitCode !== null, `"${until}"`, {
-    timeoutMs: 60_000,
-    intervalMs: 50,
-  });
-  return cli;
 }
 
 /** A signal to the CLI's process group (a terminal's Ctrl-C) or to the CLI alone. */
@@ -93,7 +66,7 @@ function interruptedCase(name: string, sig: NodeJS.Signals, to: 'group' | 'cli',
     name,
     code,
     run: async () => {
-      const { child, done } = await startUntil(
+      const { child, done } = await startCliUntil(
         ['run', load(), '-n', '2', '--', '-e', `TARGET=${target.url}`],
         'started 2 runners',
       );
@@ -118,7 +91,7 @@ function orphanCase(
     code,
     run: async () => {
       const args = ['run', load(), '-n', '2', ...(k6Binary ? ['--k6', k6Binary] : [])];
-      const { child, done, tmp } = await startUntil([...args, '--', '-e', `TARGET=${target.url}`], until);
+      const { child, done, tmp } = await startCliUntil([...args, '--', '-e', `TARGET=${target.url}`], until);
       // The runners exist (paused or running) before the orchestrator dies.
       await waitFor(() => k6ProcessesUnder(tmp).length >= 2, 'two runners', { timeoutMs: 30_000 });
       signal(child.pid!, sig, 'cli');
@@ -207,7 +180,7 @@ faultTable('local faults', [
     code: 130,
     message: /interrupted/,
     run: async () => {
-      const { child, done } = await startUntil(
+      const { child, done } = await startCliUntil(
         ['run', load(), '-n', '2', '--', '-e', `TARGET=${target.url}`],
         'preflight ok',
       );
@@ -239,7 +212,7 @@ faultTable('local faults', [
     name: 'a second Ctrl-C kills at once, exits 130 and leaves no temp folder',
     code: 130,
     run: async () => {
-      const { child, done } = await startUntil(
+      const { child, done } = await startCliUntil(
         ['run', load(), '-n', '2', '--', '-e', `TARGET=${target.url}`],
         'started 2 runners',
       );
@@ -264,7 +237,7 @@ faultTable('local faults', [
     name: 'Ctrl-C with k6 behind a wrapper script keeps the summaries and leaves no k6',
     code: 130,
     run: async () => {
-      const { child, done } = await startUntil(
+      const { child, done } = await startCliUntil(
         ['run', load(), '-n', '2', '--k6', wrapper(), '--', '-e', `TARGET=${target.url}`],
         'started 2 runners',
       );
@@ -285,7 +258,7 @@ import { check, sleep } from 'k6';
 export const options = { vus: 2, duration: '3s', thresholds: { checks: ['rate==1'] } };
 export default function () { check(__ENV.TOKEN, { 'the secret arrived': (t) => /^s3cr3t-[0-9a-f]{12}$/.test(t) }); sleep(0.2); }
 `);
-      const { child, done, tmp } = await startUntil(
+      const { child, done, tmp } = await startCliUntil(
         ['run', script, '-n', '2', '--', '-e', `TOKEN=${secret}`],
         'started 2 runners',
       );

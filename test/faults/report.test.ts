@@ -5,6 +5,8 @@ import { errorMessage, exitCodeFor, RunError } from '../../src/errors.ts';
 import { hasMarker } from '../../src/github/comments.ts';
 import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
 import type { CommentData } from '../../src/pr-comment/judge.ts';
+import { renderHtmlReport } from '../../src/render/html/report.ts';
+import { renderReport } from '../../src/render/markdown.ts';
 import { readRunResult } from '../../src/result/read-result.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { tempDir } from '../support/cli.ts';
@@ -66,6 +68,21 @@ function markerViolations(body: string): string[] {
   if (!hasMarker(body, ours)) out.push('the body lost its own marker');
   if (/[\u202A-\u202E\u2066-\u2069]/.test(body)) out.push('a bidirectional control in the body');
   return out;
+}
+
+/** Bidirectional controls, the marks U+200E/U+200F included. */
+const BIDI = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+/**
+ * What GitHub would turn into a link, a mention or a reference in rendered markdown, or show
+ * reversed: the text outside code (where GitHub links nothing) with its backslash escapes read.
+ */
+function linkViolations(where: string, markdown: string): string[] {
+  const text = markdown.replace(/`[^`\n]*`/g, '').replace(/\\([\\`*_[\]{}()#+!|~-])/g, '$1');
+  const found = [/\b(?:https?|ftp):\/\//i, /\bwww\./i, /@[a-z0-9]/i, /#\d/, /\bGH-\d/i, BIDI].flatMap((re) =>
+    re.test(text) ? [`${where}: ${text.match(re)![0]} (${re})`] : [],
+  );
+  return found;
 }
 
 const cases: FaultCase[] = [
@@ -167,6 +184,32 @@ const cases: FaultCase[] = [
       outcomeOf(async () => {
         await readRunResult(resultFile('<html>'), 'result');
         return ['accepted'];
+      }),
+  },
+  {
+    name: 'URLs, mentions, references and bidi controls in user text render as text (comment, job summary, HTML)',
+    code: 0,
+    run: () =>
+      outcomeOf(() => {
+        const hostile = 'see http://evil.example/x www.evil.example @octocat #123 GH-7 \u202Eabc\u200F';
+        const head = makeResult({}, { verdict: 'failed' });
+        head.rootGroup.checks.push({ name: hostile, path: `::${hostile}`, passes: 1, fails: 1 });
+        head.metrics[`http_req_duration{name:${hostile}}`] = head.metrics.http_req_duration!;
+        head.thresholds.push({
+          metric: `checks{tag:${hostile}}`,
+          expression: hostile,
+          ok: false,
+          abortOnFail: false,
+        });
+        head.failures.push(`runner 0 failed (exit 107: script exception): ${hostile}`);
+        head.runners[0] = { ...head.runners[0]!, ok: false, logTail: hostile };
+        const bodies = renderReportBodies(data(head), ours);
+        return [
+          ...linkViolations('comment', bodies.comment.text),
+          ...linkViolations('summary', bodies.summary.text),
+          ...linkViolations('job summary', renderReport(head)),
+          ...(BIDI.test(renderHtmlReport({ result: head })) ? ['HTML report: a bidirectional control'] : []),
+        ];
       }),
   },
 ];

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunResult } from '../../src/result/schema.ts';
 import { tempDir } from './temp.ts';
+import { waitFor } from './wait.ts';
 
 export { tempDir };
 
@@ -104,4 +105,21 @@ export function writeScript(source: string, name = 'script.js'): string {
   const file = path.join(dir, name);
   writeFileSync(file, source);
   return file;
+}
+
+/**
+ * Starts the CLI in its own process group (as a shell starts a foreground job) and waits until its
+ * stderr says `until` (or it exited), for a test to act at that moment.
+ */
+export async function startCliUntil(args: string[], until: string, env?: Record<string, string>) {
+  const cli = startCli(args, { detached: true, ...(env ? { env } : {}) });
+  let stderr = '';
+  cli.child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  await waitFor(() => stderr.includes(until) || cli.child.exitCode !== null, `"${until}"`, {
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
+  return cli;
 }

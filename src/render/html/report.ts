@@ -3,7 +3,14 @@ import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-par
 import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
 import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
-import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
+import {
+  formatCount,
+  formatMs,
+  formatPercent,
+  formatRate,
+  formatValue,
+  showBidiControls,
+} from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { CLIENT_SCRIPT } from './client.ts';
 import { CHART_JS_SOURCE, CHART_JS_VERSION } from './vendor/chartjs.ts';
@@ -34,9 +41,12 @@ export interface HtmlReportInput {
   dashboardUrl?: string;
 }
 
-/** Text as HTML text or attribute value: `& < > " '` become entities. */
+/**
+ * Text as HTML text or attribute value: `& < > " '` become entities, and bidirectional controls
+ * are shown as their code points (`[U+202E]`, src/render/format.ts), so user text reads as stored.
+ */
 export function escapeHtml(text: string): string {
-  return text
+  return showBidiControls(text)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')

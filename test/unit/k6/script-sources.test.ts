@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mentionsHandleSummary, scriptReads } from '../../../src/k6/script-sources.ts';
+import { exportedLifecycle, mentionsHandleSummary, scriptReads } from '../../../src/k6/script-sources.ts';
 
 // declaredContains is tested with the preflight helpers (test/unit/run/plan.test.ts).
 
@@ -25,5 +25,23 @@ describe("what the script's sources say", () => {
   it('finds handleSummary as a whole word only', () => {
     expect(mentionsHandleSummary('export function handleSummary(data) {}')).toBe(true);
     expect(mentionsHandleSummary('const myhandleSummary = 1; handleSummaryTimeout')).toBe(false);
+  });
+
+  it.each([
+    ['export function setup() {}', true],
+    ['export async function setup() {}', true],
+    ['export const setup = () => 1;', true],
+    ['function s() {}\nexport { s as setup, other };', true],
+    ['export { x, setup } from "./lib.js";', true],
+    ['exports.setup = function () {};', true],
+    ['export default function () {}', false],
+    ['// no setup() here\nfunction setup() {}\nexport { setup as prepare };', false],
+    ['export function setupData() {}', false],
+  ])('%j exports setup(): %s', (source, expected) => {
+    expect(exportedLifecycle(source).setup).toBe(expected);
+  });
+
+  it('tells teardown() apart from setup()', () => {
+    expect(exportedLifecycle('export function teardown() {}')).toEqual({ setup: false, teardown: true });
   });
 });

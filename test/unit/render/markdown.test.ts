@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeMarkdown, formatMs } from '../../../src/render/format.ts';
+import { escapeMarkdown, formatMs, inlineCode } from '../../../src/render/format.ts';
 import { renderReport } from '../../../src/render/markdown.ts';
 import { RESULT_SCHEMA, type RunResult } from '../../../src/result/schema.ts';
 
@@ -97,6 +97,16 @@ describe('markdown report', () => {
     expect(checkRow.match(/(?<!\\)\|/g)).toHaveLength(5);
     expect(escapeMarkdown('a|b')).toBe('a\\|b');
     expect(escapeMarkdown('@org/team')).not.toMatch(/@[a-z]/);
+  });
+
+  it('makes no link, reference or reversed text of user text (issue 25)', () => {
+    const z = '\u200b';
+    expect(escapeMarkdown('https://a.example www.b.example #12 GH-3')).toBe(
+      `https${z}://a.example www${z}.b.example \\#${z}12 GH\\-${z}3`,
+    );
+    expect(escapeMarkdown('a\u202Eb\u200Fc\u2066')).toBe('a\\[U\\+202E\\]b\\[U\\+200F\\]c\\[U\\+2066\\]');
+    // Code is never linked by GitHub: only the bidi controls change, so the text can be copied.
+    expect(inlineCode('http://x \u202E')).toBe('`http://x [U+202E]`');
   });
 
   it('prints durations the way k6 does', () => {

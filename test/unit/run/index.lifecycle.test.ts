@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../../src/cli/program.ts';
 import { exitCodeFor } from '../../../src/errors.ts';
-import { K6RefusedError } from '../../../src/k6/exit-codes.ts';
 import { RunnerHttpError } from '../../../src/k6/rest.ts';
 import { lifecycleOptions } from '../../../src/run/index.ts';
 import { fakePreflight, runFake } from './support/fakes.ts';
@@ -61,13 +60,38 @@ describe('setup() once', () => {
       100,
       'setup() failed (exit 100: setup() timed out): setup() execution timed out after 1 seconds',
     ],
-  ])('fails the run before any load when setup() fails, with k6 code', async (detail, code, message) => {
-    const { backend, run } = setup([{ setup: k6Error('setup', detail) }, {}]);
-    const error = await run.catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(K6RefusedError);
-    expect(error).toMatchObject({ k6ExitCode: code, message });
-    expect(backend.runners.map((r) => r.calls.start)).toEqual([0, 0]);
-    expect(backend.cleanups).toBe(1);
+  ])(
+    'fails the run before any load when setup() fails, with k6 code and a partial result',
+    async (detail, code, message) => {
+      const { backend, run } = setup([{ setup: k6Error('setup', detail) }, {}]);
+      // As `k6 run`: no load, but the summary is written (issue 25: there was no result at all).
+      const result = await run;
+      expect(result).toMatchObject({
+        verdict: 'failed',
+        failures: [`runner 0: ${message}`],
+        failureKinds: ['runner'],
+        k6ExitCode: code,
+      });
+      expect(exitCodeOf(result, false)).toBe(code);
+      expect(backend.runners.map((r) => r.calls.start)).toEqual([0, 0]);
+      // Each runner was ended (SIGTERM) so that it wrote its summary: setup()'s requests are in it.
+      expect(backend.runners.map((r) => r.calls.terminate)).toEqual([1, 1]);
+      expect(result.runners.map((r) => r.requests)).toEqual([100, 100]);
+      expect(backend.cleanups).toBe(1);
+    },
+  );
+
+  it('says setup() and teardown() ran only for a script that has them', async () => {
+    const without = setup([{ setup: undefined }, {}], {
+      preflight: { ...fakePreflight(), lifecycle: { setup: false, teardown: false } },
+    });
+    expect((await without.run).verdict).toBe('passed');
+    expect(without.log.lines.filter((l) => /setup\(\)|teardown\(\)/.test(l))).toEqual([]);
+    const withBoth = setup([{}, {}], {
+      preflight: { ...fakePreflight(), lifecycle: { setup: true, teardown: true } },
+    });
+    await withBoth.run;
+    expect(withBoth.log.lines.filter((l) => /(setup|teardown)\(\) ran once/.test(l))).toHaveLength(2);
   });
 
   it('reads --no-setup, --no-teardown and the timeouts from the consolidated options', () => {

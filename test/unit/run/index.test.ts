@@ -273,3 +273,11 @@ describe('the monitor', () => {
     expect(result.metrics.http_reqs?.values.count).toBe(100);
   });
 });
+
+describe('the summary data of the result', () => {
+  it('carries each metric threshold as judged on the aggregate (k6 data.metrics[m].thresholds)', async () => {
+    const { run } = runFake([{}, {}], { preflight: fakePreflight(10, { http_reqs: ['count>1000'] }) });
+    const result = await run;
+    expect(result.summary?.metrics.http_reqs?.thresholds).toEqual({ 'count>1000': { ok: false } });
+  });
+});

@@ -1,0 +1,127 @@
+import type { Backend } from '../backends/backend.ts';
+import type { Failure } from '../errors.ts';
+import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
+import { K6_METRIC } from '../k6/metrics.ts';
+import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
+import type { RunnerExit, RunPlan } from '../plan.ts';
+import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
+import { buildResult, summaryData } from '../result/build.ts';
+import type { MetricContains, RunEnvironment, RunResult, Timeline } from '../result/schema.ts';
+import type { Collected } from './collect.ts';
+import type { LaunchedRunners } from './launch.ts';
+import type { Preflight } from './preflight.ts';
+import type { StartInfo } from './start.ts';
+import type { VusSample } from './status-poll.ts';
+
+/** What the run was asked to do (the parts of `RunOptions` the result records). */
+export interface RunAsked {
+  script: string;
+  preflight: Preflight;
+  plan: RunPlan;
+  backend: Pick<Backend, 'name'>;
+  environment?: Partial<RunEnvironment>;
+}
+
+/** What the stages before the result learnt, for {@link assembleResult}. */
+export interface RunParts {
+  launched: LaunchedRunners;
+  start: StartInfo;
+  /** Epoch ms at which the last runner's test ended (or the run ended before any start). */
+  endedAtMs: number;
+  /** The test's duration in s, setup() and teardown() included, as k6 counts it. */
+  durationS: number;
+  /** What setup() returned (`{data}`), when it returned something. */
+  setupData?: { data: unknown };
+  /** The code `k6 run` exits with after a failed setup() or teardown() (100, 101, 107). */
+  lifecycleK6ExitCode?: number;
+  /** Why the run failed while it ran (monitor, setup, teardown), in order. */
+  failures: readonly Failure[];
+  /** What each live metric contains (the monitor's reading of the REST API). */
+  contains: Record<string, MetricContains>;
+  /** The whole test's `vus` gauge, sampled while it ran. */
+  vusSamples: readonly VusSample[];
+  collected: Collected;
+  timeline?: Timeline;
+}
+
+/**
+ * Aggregate, thresholds and result stages: merges the runners' summaries (src/result/aggregate.ts),
+ * judges the script's thresholds on the aggregate (src/k6/thresholds.ts) and builds the result
+ * (src/result/build.ts), with k6's exit code where `k6 run` would have exited with one of its own.
+ */
+export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
+  const { preflight: pre, plan } = options;
+  const { launched, collected, start, durationS } = parts;
+  const present = collected.summaries.filter((s) => s !== undefined);
+  const metrics = aggregateSummaries(present, {
+    durationS,
+    percentiles: thresholdPercentiles(pre.thresholds),
+    // What the runners' REST API said wins; the script's declarations cover what it never listed.
+    contains: { ...pre.declaredContains, ...parts.contains },
+    sampledGauges: { [K6_METRIC.vus]: parts.vusSamples.map((s) => s.vus) },
+  });
+  // Judged before the summary data is made: it carries each metric's thresholds.
+  const thresholds = evaluateThresholds(pre.thresholds, metrics);
+  const rootGroup = mergeGroups(present.map((s) => s.rootGroup));
+  return buildResult({
+    script: options.script,
+    environment: {
+      backend: options.backend.name,
+      k6Version: pre.k6Version,
+      runners: launched.runners.length,
+      scriptHash: pre.scriptHash,
+      ...options.environment,
+    },
+    startedAtMs: start.startedAtMs,
+    endedAtMs: parts.endedAtMs,
+    durationS,
+    startSkewMs: start.skewMs,
+    ...k6ExitCodeOf(parts.lifecycleK6ExitCode, launched.exits, parts.failures),
+    metrics,
+    ...(parts.timeline ? { timeline: parts.timeline } : {}),
+    rootGroup,
+    summary: summaryData({
+      metrics,
+      summaries: present,
+      rootGroup,
+      options: pre.options,
+      durationS,
+      noColor: pre.noColor ?? false,
+      isStdOutTTY: process.stdout.isTTY === true,
+      isStdErrTTY: process.stderr.isTTY === true,
+      ...(parts.setupData ? { setupData: parts.setupData.data } : {}),
+    }),
+    thresholds,
+    failures: [...parts.failures, ...collected.failures],
+    runners: launched.runners.map((_, i) => ({
+      segment: plan.runners[i]!.segment,
+      exit: launched.exits[i],
+      summary: collected.summaries[i],
+      startOffsetMs: start.offsetsMs[i] ?? 0,
+      logTail: collected.leftovers[i]!.logTail,
+      ...(collected.leftovers[i]!.node ? { node: collected.leftovers[i]!.node } : {}),
+    })),
+  });
+}
+
+/**
+ * The exit code `k6 run` of the whole test would have given where it is k6's own, in k6's order
+ * (k6 `internal/cmd/run.go`): a setup() or teardown() failure (107, 100, 101) first; then a
+ * runner's own code (108, 107, 110, 100, 101: {@link k6ExitCodeOfRunners}); then 99 when a
+ * threshold with `abortOnFail` aborted the test (kind `aborted`) and nothing else failed while it
+ * ran, as k6 exits after such an abort.
+ * @returns `{k6ExitCode}`, or `{}` when none applies.
+ */
+function k6ExitCodeOf(
+  lifecycleCode: number | undefined,
+  exits: ReadonlyArray<RunnerExit | undefined>,
+  failures: readonly Failure[],
+): { k6ExitCode?: number } {
+  const code =
+    lifecycleCode ??
+    k6ExitCodeOfRunners(exits.map((e) => e?.code ?? null)) ??
+    (failures.some((f) => f.kind === 'aborted') && failures.every((f) => f.kind === 'aborted')
+      ? K6_EXIT.thresholdsHaveFailed
+      : undefined);
+  return code === undefined ? {} : { k6ExitCode: code };
+}
