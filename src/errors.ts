@@ -50,11 +50,19 @@ export class RunError extends Error {
  * A mistake in what the user gave (an input, a flag, the script, the cluster's permissions): the
  * message is one line that names the input or flag as the user wrote it.
  * (The split follows github/codeql-action's ConfigurationError.)
+ *
+ * `k6ExitCode` is set when k6 itself refused the script or its options before any load
+ * (`k6 archive`/`k6 inspect` exited 104, invalid options, or 107, a script exception such as a
+ * syntax error): the CLI then exits with k6's code, as a plain `k6 run` of the script would,
+ * instead of its own 2 (k6 `errext/exitcodes`).
  */
 export class ConfigurationError extends RunError {
   override name = 'ConfigurationError';
-  constructor(message: string) {
+  /** k6's own exit code (104 or 107) when k6 refused; undefined for our own checks. */
+  readonly k6ExitCode: number | undefined;
+  constructor(message: string, options: { k6ExitCode?: number } = {}) {
     super('configuration', message);
+    this.k6ExitCode = options.k6ExitCode;
   }
 }
 

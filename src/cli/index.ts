@@ -1,6 +1,5 @@
 import { CommanderError } from 'commander';
-import { errorMessage, exitCodeFor, RunError } from '../errors.ts';
-import { K6RefusedError } from '../k6/exit-codes.ts';
+import { ConfigurationError, errorMessage, exitCodeFor, RunError } from '../errors.ts';
 import { buildProgram, stderrLog } from './program.ts';
 
 /**
@@ -19,7 +18,7 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof RunError) {
       stderrLog.error(errorMessage(error));
       // k6 refused the script or its options (104, 107): exit as a plain `k6 run` would.
-      return error instanceof K6RefusedError ? error.k6ExitCode : exitCodeFor([error.kind]);
+      return (error instanceof ConfigurationError && error.k6ExitCode) || exitCodeFor([error.kind]);
     }
     process.stderr.write(`[k6-distributed] error: ${error instanceof Error ? error.stack : String(error)}\n`);
     return 1;

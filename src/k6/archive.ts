@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.ts';
 import { k6CommandTimeoutS, k6TimedOut } from './binary.ts';
 import { runnerEntryModule } from './entry.ts';
-import { K6_EXIT, K6RefusedError } from './exit-codes.ts';
+import { K6_EXIT } from './exit-codes.ts';
 import { k6ErrorLine } from './log.ts';
 
 const run = promisify(execFile);
@@ -22,7 +22,7 @@ const run = promisify(execFile);
  * it and usage reports off. A command still running after {@link k6CommandTimeoutS} (60 s) is killed.
  * @param what names the command in errors (`k6 archive script.js`).
  * @throws ConfigurationError when the binary is missing, did not finish in time (naming the binary
- *   and the command), or k6 failed (k6's own reason where it gave one); K6RefusedError when k6 exited 104 (invalid options) or 107 (a script exception).
+ *   and the command), or k6 failed (k6's own reason where it gave one); ConfigurationError with `k6ExitCode` when k6 exited 104 (invalid options) or 107 (a script exception).
  */
 async function runK6(
   binary: string,
@@ -45,7 +45,7 @@ async function runK6(
     const message = `${what}: ${k6ErrorLine(`${e.stdout ?? ''}\n${e.stderr ?? ''}`) || e.message}`;
     const code = Number(e.code);
     if (code === K6_EXIT.invalidConfig || code === K6_EXIT.scriptException)
-      throw new K6RefusedError(message, code);
+      throw new ConfigurationError(message, { k6ExitCode: code });
     throw new ConfigurationError(message);
   }
 }

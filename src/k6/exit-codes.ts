@@ -3,8 +3,6 @@
  * distributed run, in one table.
  */
 
-import { ConfigurationError } from '../errors.ts';
-
 /** The k6 exit codes this product tells apart. */
 export const K6_EXIT = {
   ok: 0,
@@ -110,20 +108,4 @@ export function k6ExitCodeOfRunners(codes: ReadonlyArray<number | null>): number
     K6_EXIT.teardownTimeout,
   ];
   return order.find((code) => codes.includes(code));
-}
-
-/**
- * A mistake k6 itself refused before any load (`k6 archive`/`k6 inspect` exited 104, invalid
- * options, or 107, a script exception such as a syntax error): the CLI exits with k6's code, as a
- * plain `k6 run` of the script would, instead of its own 2. (A failed `setup()` is no refusal: the
- * run writes its partial result, with `k6ExitCode` 107 or 100.)
- */
-export class K6RefusedError extends ConfigurationError {
-  override name = 'K6RefusedError';
-  /** k6's exit code: {@link K6_EXIT.invalidConfig}, or {@link K6_EXIT.scriptException}. */
-  readonly k6ExitCode: number;
-  constructor(message: string, k6ExitCode: number) {
-    super(message);
-    this.k6ExitCode = k6ExitCode;
-  }
 }

@@ -94,7 +94,7 @@ export interface Preflight {
  * @param options.k6Args extra k6 flags as separate words (`['--vus', '10', '-e', 'A=b']`).
  * @param options.workDir a folder for the archive.
  * @throws ConfigurationError when the script is missing or invalid, a flag is unknown or reserved,
- *   or a threshold is malformed; the message is k6's own reason where k6 gave one (K6RefusedError
+ *   or a threshold is malformed; the message is k6's own reason where k6 gave one (with `k6ExitCode`
  *   when k6 refused the options or the script with its own exit code).
  */
 export async function preflight(options: {
