@@ -34,17 +34,29 @@ export function inertText(text: string): string {
     .replace(/\b(GH-)(?=\d)/gi, '$1\u200b');
 }
 
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/**
+ * Replaces HTML-significant characters with their entities: `& < > " '` by default, or those that
+ * `chars` (a global regular expression over them) matches.
+ */
+export function htmlEntities(text: string, chars: RegExp = /[&<>"']/g): string {
+  return text.replace(chars, (c) => ENTITIES[c] ?? c);
+}
+
 /**
  * Escapes text for one markdown table cell or inline span: no link, mention, reference or
  * bidirectional control ({@link inertText}); HTML-significant characters become entities, markdown
  * punctuation is backslash-escaped, line breaks become spaces.
  */
 export function escapeMarkdown(text: string): string {
-  return inertText(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
+  return htmlEntities(inertText(text), /[&<>"]/g)
     .replace(/[\r\n]+/g, ' ')
     .replace(/([\\`*_[\]{}()#+!|~-])/g, '\\$1');
 }

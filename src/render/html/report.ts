@@ -9,6 +9,7 @@ import {
   formatPercent,
   formatRate,
   formatValue,
+  htmlEntities,
   showBidiControls,
 } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
@@ -46,12 +47,7 @@ export interface HtmlReportInput {
  * are shown as their code points (`[U+202E]`, src/render/format.ts), so user text reads as stored.
  */
 export function escapeHtml(text: string): string {
-  return showBidiControls(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+  return htmlEntities(showBidiControls(text));
 }
 
 /** JSON that is safe inside a `<script>` element: `<`, U+2028 and U+2029 are escaped. */
