@@ -42,6 +42,13 @@ export interface Runner {
    */
   testEnded?: Promise<number>;
   /**
+   * Optional: whether the backend already knows the runner is ready (at status 4, VUs initialised)
+   * while its status answers still say it initialises (Kubernetes: its barrier container's log said
+   * `k6d-ready`, and its confirmation through the pod proxy waits until every runner is ready), so
+   * that the barrier's progress line counts it.
+   */
+  ready?(): boolean;
+  /**
    * Optional: the runner's own record of its active VUs while its test ran, taken beside it
    * (Kubernetes: the barrier container samples `GET /v1/status` on the Pod's loopback); undefined
    * until its test has ended, and when the record is incomplete.

@@ -124,6 +124,7 @@ export class KubernetesBackend implements Backend {
         ...(this.o.resources?.limits?.memory ? { memoryLimit: this.o.resources.limits.memory } : {}),
       },
       clock,
+      log,
     );
     const apis = new RunnerApis({
       state,
@@ -160,6 +161,7 @@ export class KubernetesBackend implements Backend {
       exited,
       testEnded: ended,
       vusRecord: () => barriers.get(index)?.log.vusRecord(),
+      ready: () => barriers.gate(index) === 'ready',
       kill: async () => {
         const state = pods.state(index);
         if (state.kind !== 'none') {
