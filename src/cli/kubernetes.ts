@@ -152,7 +152,10 @@ export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): Kuberne
     namespace,
     runId,
     createBackend: () =>
-      new KubernetesBackend(kubernetesBackendOptions(inputs, { kc, namespace, runId, log })),
+      new KubernetesBackend({
+        ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),
+        secretEnvInput: flagOf('secret-env'),
+      }),
     deleteNow: async () => {
       await deleteRun(kc, namespace, runId, log, 0);
     },

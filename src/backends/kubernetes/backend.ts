@@ -92,7 +92,7 @@ export class KubernetesBackend implements Backend {
     const parts = this.makeParts();
     this.parts = parts;
     try {
-      await createRun(this.core, { ...this.o, plan }, archive);
+      await createRun(this.core, { ...this.o, plan }, archive, log);
       await parts.pods.start();
     } catch (error) {
       throw apiError(error, `creating the runners in namespace ${namespace}`);

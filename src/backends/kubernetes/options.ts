@@ -80,6 +80,11 @@ export interface RunObjectOptions extends PodOptions {
    * (`activeDeadlineSeconds`).
    */
   activeDeadlineSeconds: number;
+  /**
+   * How the user names the `secret-env` input, for the warning about `-e` values (`--secret-env` on
+   * the CLI); default `secret-env`, the actions' input.
+   */
+  secretEnvInput?: string;
 }
 
 /** Options of the Kubernetes backend (backend.ts `KubernetesBackend`). */
