@@ -109,11 +109,15 @@ export interface Backend {
   preflight?(): Promise<void>;
   /**
    * Starts every runner of the plan, paused (`--paused`), running the archive at `archivePath`.
-   * Resolves once every runner exists; readiness is the orchestrator's barrier.
+   * Resolves once every runner exists; readiness is the orchestrator's barrier. `lifetimeS` is the
+   * longest the runners can be needed from now, in s (src/run/launch.ts `runLifetimeS`): a backend
+   * ends runners that outlive it by themselves, so an orchestrator that died (SIGKILL) leaves no
+   * runner for long (Kubernetes: the Pods' `activeDeadlineSeconds`; the local backend's watchdog
+   * acts at once and ignores it).
    * @throws Error (or ConfigurationError) when runners cannot be created; what was created is
    *   still removed by {@link cleanup}.
    */
-  launch(plan: RunPlan, archivePath: string): Promise<Runner[]>;
+  launch(plan: RunPlan, archivePath: string, lifetimeS?: number): Promise<Runner[]>;
   /**
    * Optional: starts every runner (all ready, paused) at one instant of their own clocks, instead
    * of the orchestrator sending each its un-pause request at the start, whose spread grows with
