@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.ts';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { retrying } from './api-client.ts';
+import { isTimeout } from './api-errors.ts';
 import { CONTAINERS, LABELS, runSelector } from './names.ts';
 
 /**
@@ -174,11 +175,6 @@ export interface RunnerPodsOptions {
   log: Pick<Logger, 'warning'>;
   /** Waits between watches that fail. */
   clock: Pick<Clock, 'sleep'>;
-}
-
-/** Whether `error` is the `TimeoutError` an aborted fetch (and client-node's `Watch`) ends with. */
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && error.name === 'TimeoutError';
 }
 
 /** Watches the Pods of one run and keeps the newest state of each runner. */
