@@ -1,24 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Runner } from '../../../src/backends/backend.ts';
-import { K6_STATUS, type K6Status } from '../../../src/k6/rest.ts';
+import { K6_STATUS } from '../../../src/k6/rest.ts';
 import type { RunnerExit } from '../../../src/plan.ts';
 import { barrier } from '../../../src/run/barrier.ts';
-import { FakeClock, recordingLogger } from './support/fakes.ts';
+import { FakeClock, recordingLogger, status } from './support/fakes.ts';
 
 /** A runner whose status answers say it initialises; `ready()` is what its backend already knows. */
 function initialising(index: number, ready?: () => boolean): Runner {
-  const status: K6Status = {
-    status: K6_STATUS.InitVUs,
-    paused: true,
-    running: false,
-    stopped: false,
-    vus: 0,
-    vusMax: 0,
-    tainted: false,
-  };
   return {
     index,
-    api: { status: async () => status } as never,
+    api: { status: async () => status(K6_STATUS.InitVUs) } as never,
     exited: new Promise<RunnerExit>(() => {}),
     kill: async () => {},
     terminate: async () => {},
