@@ -30,7 +30,7 @@ export interface RunTimes {
  * confirmation, scheduled-start.ts) and the end of the runners' linger (their summaries, the
  * reading of their logs, the deletion of their Pods), in s.
  */
-export const LIFETIME_MARGIN_S = 60;
+export const LIFETIME_MARGIN_S = 30;
 
 /**
  * The longest a run's runners can be needed while their orchestrator runs, from their launch, in
@@ -38,11 +38,11 @@ export const LIFETIME_MARGIN_S = 60;
  * may end what is left (Kubernetes: every runner Pod's `activeDeadlineSeconds`, so that a killed
  * CLI's runners do not linger for a day). Every stage at its limit, one after the other:
  *
- *   startTimeoutS + setupTimeoutS + totalDurationS + graceS + teardownTimeoutS + stopTimeoutS + 60
+ *   startTimeoutS + setupTimeoutS + totalDurationS + graceS + teardownTimeoutS + stopTimeoutS + 30
  *
  * (the barrier, setup(), the test and the monitor's deadline past it, teardown(), the stop,
- * {@link LIFETIME_MARGIN_S}); a setup() or teardown() that is skipped counts 0. With the defaults (300, 60, 120, 60, 30) that is totalDuration plus
- * 630 s.
+ * {@link LIFETIME_MARGIN_S}); a setup() or teardown() that is skipped counts 0. With the defaults
+ * (300, 60, 120, 60, 30) that is totalDuration plus 600 s.
  */
 export function runLifetimeS(t: RunTimes): number {
   const setupS = t.lifecycle.noSetup ? 0 : t.lifecycle.setupTimeoutS;
