@@ -36,11 +36,18 @@ const DEDICATED = [
   '[{key: k6-distributed.test/dedicated, operator: Equal, value: loadtest, effect: NoSchedule}]',
 ];
 
-/** A test of `seconds` of 2 idle VUs, whose setup() and teardown() may take 1 s each. */
+/**
+ * A test of `seconds` of 2 idle VUs (no gracefulStop: its totalDuration is `seconds`), whose setup()
+ * and teardown() may take 1 s each.
+ */
 const idle = (seconds: number) =>
   writeScript(`
 import { sleep } from 'k6';
-export const options = { vus: 2, duration: '${seconds}s', setupTimeout: '1s', teardownTimeout: '1s' };
+export const options = {
+  scenarios: { s: { executor: 'constant-vus', vus: 2, duration: '${seconds}s', gracefulStop: '0s' } },
+  setupTimeout: '1s',
+  teardownTimeout: '1s',
+};
 export default function () { sleep(0.1); }
 `);
 
