@@ -28,7 +28,13 @@ export default defineConfig({
           // actions (test/actions), Chromium (test/browser), the linters and the packed package.
           name: 'core',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', 'test/kubernetes/**', 'test/cluster/**', 'node_modules/**'],
+          exclude: [
+            'test/unit/**',
+            'test/kubernetes/**',
+            'test/cluster/**',
+            'test/faults/kubernetes.test.ts',
+            'node_modules/**',
+          ],
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles,
           // Real k6 processes on 2 cores: keep them in few workers and give them time.
@@ -42,7 +48,8 @@ export default defineConfig({
         test: {
           // Against a real control plane (test/cluster): started once, files one after another.
           name: 'cluster',
-          include: ['test/kubernetes/**/*.test.ts'],
+          // With the Kubernetes rows of the fault table (test/faults/table.ts).
+          include: ['test/kubernetes/**/*.test.ts', 'test/faults/kubernetes.test.ts'],
           globalSetup: ['test/support/global-setup.ts', 'test/support/cluster-setup.ts'],
           setupFiles,
           fileParallelism: false,

@@ -42,6 +42,13 @@ export interface Runner {
    */
   testEnded?: Promise<number>;
   /**
+   * Optional: whether the backend already knows the runner is ready (at status 4, VUs initialised)
+   * while its status answers still say it initialises (Kubernetes: its barrier container's log said
+   * `k6d-ready`, and its confirmation through the pod proxy waits until every runner is ready), so
+   * that the barrier's progress line counts it.
+   */
+  ready?(): boolean;
+  /**
    * Optional: the runner's own record of its active VUs while its test ran, taken beside it
    * (Kubernetes: the barrier container samples `GET /v1/status` on the Pod's loopback); undefined
    * until its test has ended, and when the record is incomplete.
@@ -102,11 +109,15 @@ export interface Backend {
   preflight?(): Promise<void>;
   /**
    * Starts every runner of the plan, paused (`--paused`), running the archive at `archivePath`.
-   * Resolves once every runner exists; readiness is the orchestrator's barrier.
+   * Resolves once every runner exists; readiness is the orchestrator's barrier. `lifetimeS` is the
+   * longest the runners can be needed from now, in s (src/run/launch.ts `runLifetimeS`): a backend
+   * ends runners that outlive it by themselves, so an orchestrator that died (SIGKILL) leaves no
+   * runner for long (Kubernetes: the Pods' `activeDeadlineSeconds`; the local backend's watchdog
+   * acts at once and ignores it).
    * @throws Error (or ConfigurationError) when runners cannot be created; what was created is
    *   still removed by {@link cleanup}.
    */
-  launch(plan: RunPlan, archivePath: string): Promise<Runner[]>;
+  launch(plan: RunPlan, archivePath: string, lifetimeS?: number): Promise<Runner[]>;
   /**
    * Optional: starts every runner (all ready, paused) at one instant of their own clocks, instead
    * of the orchestrator sending each its un-pause request at the start, whose spread grows with

@@ -132,11 +132,49 @@ export interface KubernetesCliRun {
   deleteNow(): Promise<void>;
 }
 
+/** The inputs that name a cluster and a namespace: `--kubeconfig`, `--context`, `--namespace`. */
+const CLUSTER_INPUTS = ['kubeconfig', 'context', 'namespace'] as const;
+
 /**
- * Loads the credentials the flags name and prepares the run.
+ * Adds `--kubeconfig`, `--context` and `--namespace` to `command` (the `cleanup` command's), as
+ * `run --backend kubernetes` has them.
+ */
+export function addClusterOptions(command: Command): Command {
+  for (const input of CLUSTER_INPUTS) {
+    const flag = FLAGS[input];
+    command.addOption(new Option(`${flagOf(input)} <${flag.value}>`, flag.help));
+  }
+  return command;
+}
+
+/**
+ * Reads the flags {@link addClusterOptions} added, validated as `run` validates them.
+ * @throws ConfigurationError naming the flag (`--namespace: "X" is not a valid namespace name`).
+ */
+export function readClusterFlags(
+  command: Command,
+): Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'> {
+  const values = command.opts<Record<string, string | undefined>>();
+  const inputs = parseKubernetesInputs(
+    (input) => ((CLUSTER_INPUTS as readonly string[]).includes(input) ? values[attribute(input)] : undefined),
+    flagOf,
+  );
+  return {
+    ...(inputs.kubeconfig ? { kubeconfig: inputs.kubeconfig } : {}),
+    ...(inputs.context ? { context: inputs.context } : {}),
+    ...(inputs.namespace ? { namespace: inputs.namespace } : {}),
+  };
+}
+
+/**
+ * Loads the credentials `--kubeconfig` and `--context` name (else `$KUBECONFIG`, `~/.kube/config`,
+ * in-cluster) and the namespace: `--namespace`, else the context's, else `default`.
  * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
  */
-export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): KubernetesCliRun {
+export function loadCliCluster(inputs: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>): {
+  kc: KubeConfig;
+  namespace: string;
+} {
   const names = { kubeconfig: '--kubeconfig', context: '--context' };
   let env = process.env;
   if (inputs.kubeconfig) {
@@ -145,14 +183,25 @@ export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): Kuberne
     env = { ...process.env, KUBECONFIG: file };
   }
   const kc = loadKubeConfig({ ...(inputs.context ? { context: inputs.context } : {}), names }, env);
-  const namespace = inputs.namespace ?? defaultNamespace(kc);
+  return { kc, namespace: inputs.namespace ?? defaultNamespace(kc) };
+}
+
+/**
+ * Loads the credentials the flags name ({@link loadCliCluster}) and prepares the run.
+ * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
+ */
+export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): KubernetesCliRun {
+  const { kc, namespace } = loadCliCluster(inputs);
   const runId = newRunId();
   return {
     kc,
     namespace,
     runId,
     createBackend: () =>
-      new KubernetesBackend(kubernetesBackendOptions(inputs, { kc, namespace, runId, log })),
+      new KubernetesBackend({
+        ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),
+        secretEnvInput: flagOf('secret-env'),
+      }),
     deleteNow: async () => {
       await deleteRun(kc, namespace, runId, log, 0);
     },

@@ -19,12 +19,14 @@ import { renderHtmlReport } from '../render/html/report.ts';
 import { renderReport } from '../render/markdown.ts';
 import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
+import { addCleanupCommand } from './cleanup.ts';
 import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNames } from './kubernetes.ts';
 
 /**
  * The command line over the core, with either backend:
  *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
  *   k6-distributed run script.js --runners 16 --backend kubernetes --node-selector pool=loadtest
+ *   k6-distributed cleanup --run-id ID [--namespace NS]   (what a killed CLI left on the cluster)
  *   k6-distributed demo
  * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110
  * when a runner exited so (a script exception, `test.abort()`, `exec.test.fail()`), 107/100 when
@@ -292,6 +294,7 @@ export function buildProgram(): Command {
       process.exitCode = await runCommand(script, extra, flags, readKubernetesFlags(command));
     },
   );
+  addCleanupCommand(program, (line) => process.stdout.write(`${line}\n`), stderrLog);
   program
     .command('demo')
     .description(

@@ -242,7 +242,10 @@ export function parseKubernetesInputs(
   return inputs;
 }
 
-/** How long Kubernetes lets a runner Pod live at most (`activeDeadlineSeconds`), in s: a safety net. */
+/**
+ * How long Kubernetes lets a runner Pod live (`activeDeadlineSeconds`), in s, when its launch gives
+ * no lifetime (every run gives one: src/run/launch.ts `runLifetimeS`).
+ */
 export const ACTIVE_DEADLINE_S = 24 * 3600;
 
 /**

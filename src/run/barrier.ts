@@ -71,7 +71,9 @@ export async function barrier({ runners, exits }: LaunchedRunners, options: Barr
     }
     if (clock.now() - lastLog > WAITING_LOG_MS) {
       lastLog = clock.now();
-      log.info(`waiting for runners: ${ready.size}/${runners.length} ready`);
+      // A runner its backend knows is ready counts, though its status still says it initialises.
+      const count = runners.filter((r) => ready.has(r.index) || r.ready?.()).length;
+      log.info(`waiting for runners: ${count}/${runners.length} ready`);
     }
     if (ready.size < runners.length) await clock.sleep(POLL_MS);
   }

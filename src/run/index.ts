@@ -20,7 +20,7 @@ import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
 import { type Collected, collectAll } from './collect.ts';
-import { launch } from './launch.ts';
+import { launch, runLifetimeS } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { k6FileOutputs, newRunId, planRun } from './plan.ts';
 import { type Preflight, preflight, splittingWarnings } from './preflight.ts';
@@ -192,14 +192,17 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   const clock = options.clock ?? realClock;
   const stopTimeoutS = options.stopTimeoutS ?? 30;
   try {
-    const launched = await launch(backend, plan, pre.archivePath);
+    const lifecycle = lifecycleOptions(pre.options);
+    const times = { startTimeoutS: options.startTimeoutS ?? 300, graceS: options.graceS ?? 120 };
+    const stopTimeoutS = options.stopTimeoutS ?? 30;
+    const lifetimeS = runLifetimeS({ ...times, stopTimeoutS, totalDurationS: pre.totalDurationS, lifecycle });
+    const launched = await launch(backend, plan, pre.archivePath, lifetimeS);
     await barrier(launched, {
-      startTimeoutS: options.startTimeoutS ?? 300,
+      startTimeoutS: times.startTimeoutS,
       clock,
       log,
       ...(signal ? { signal } : {}),
     });
-    const lifecycle = lifecycleOptions(pre.options);
     const setup = await setupOnce(launched.runners, {
       skip: lifecycle.noSetup,
       timeoutS: lifecycle.setupTimeoutS,
@@ -232,7 +235,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
     let teardown: Awaited<ReturnType<typeof teardownOnce>> = { durationMs: 0 };
     const monitored = await monitor(launched, start.startedAtMs, {
       totalDurationS: pre.totalDurationS,
-      graceS: options.graceS ?? 120,
+      graceS: times.graceS,
       stopTimeoutS,
       progressIntervalS: options.progressIntervalS ?? 10,
       onTestEnded: async (lingering) => {

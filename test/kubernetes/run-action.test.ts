@@ -40,6 +40,9 @@ function resultOf(step: ActionStep, workspace: string): RunResult {
   return JSON.parse(readFileSync(path.join(workspace, step.outputs['result-path']!), 'utf8')) as RunResult;
 }
 
+/** The step's `::error::` annotations (warnings may come before them). */
+const errorsOf = (step: ActionStep) => step.annotations.filter((a) => a.startsWith('::error::'));
+
 async function waitFor(text: () => string, needle: string, timeoutMs = 60_000): Promise<void> {
   const t0 = Date.now();
   while (!text().includes(needle) && Date.now() - t0 < timeoutMs)
@@ -176,9 +179,18 @@ export default function () {
     });
     expect(step.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(step.annotations[0]).toMatch(
-      /runner \d failed before the start \(Pod k6d-.* could not be placed within 3 s: 0\/5 nodes are available: .*node affinity\/selector/,
-    );
+    // The scheduler's reason as soon as it gave it, once for both runners (the same message).
+    expect(step.annotations.filter((a) => a.includes('cannot be placed yet'))).toEqual([
+      expect.stringMatching(
+        /^::warning::runner \d cannot be placed yet \(Pod k6d-\S+ is Unschedulable\): 0\/5 nodes/,
+      ),
+    ]);
+    // A Pod that never ran has no log: said so, rather than the error its read gives.
+    expect(errorsOf(step)).toEqual([
+      expect.stringMatching(
+        /runner \d failed before the start \(Pod k6d-.* could not be placed within 3 s: 0\/5 nodes are available: .*node affinity\/selector.*\): \(Pod k6d-\S+ never started: it has no log\)/,
+      ),
+    ]);
   });
 
   it('needs every runner on its own node: 5 runners on 4 dedicated nodes cannot be placed', async () => {
@@ -191,7 +203,15 @@ export default function () {
       'k6-args': `-e TARGET=${target.url}`,
     });
     expect(step.code).toBe(1);
-    expect(step.annotations[0]).toMatch(/could not be placed within 3 s: .*anti-affinity/);
+    expect(errorsOf(step)).toEqual([
+      expect.stringMatching(/could not be placed within 3 s: .*anti-affinity/),
+    ]);
+    // The -e values are in the runner Pods' env: named (never their values) with the alternative.
+    expect(step.annotations).toContainEqual(
+      expect.stringMatching(
+        /^::warning::-e TARGET: their values are in every runner Pod's environment .*secret-env/,
+      ),
+    );
   });
 
   it('fails early on an image that cannot be pulled', async () => {
@@ -204,7 +224,7 @@ export default function () {
       'k6-args': `-e TARGET=${target.url}`,
     });
     expect(step.code).toBe(1);
-    expect(step.annotations[0]).toMatch(/Pod k6d-.*: (ErrImagePull|ImagePullBackOff)/);
+    expect(errorsOf(step)).toEqual([expect.stringMatching(/Pod k6d-.*: (ErrImagePull|ImagePullBackOff)/)]);
   });
 
   it('lists every missing permission before creating anything', async () => {

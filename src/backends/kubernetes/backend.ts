@@ -84,15 +84,21 @@ export class KubernetesBackend implements Backend {
     await checkPermissions(this.o.kc, this.o.namespace);
   }
 
-  async launch(plan: RunPlan, archivePath: string): Promise<Runner[]> {
+  /**
+   * Creates the run's ConfigMap and runner Pods and watches them. Each Pod's
+   * `activeDeadlineSeconds` is `lifetimeS` (src/run/launch.ts `runLifetimeS`, from the Pod's start:
+   * the kubelet then ends it, its k6 lingering or not), else the options' safety net.
+   */
+  async launch(plan: RunPlan, archivePath: string, lifetimeS?: number): Promise<Runner[]> {
     const { namespace, runId, log } = this.o;
     const archive = await readFile(archivePath);
     checkArchiveSize(archive);
     this.runnerCount = plan.runners.length;
-    const parts = this.makeParts();
+    const activeDeadlineSeconds = lifetimeS ?? this.o.activeDeadlineSeconds;
+    const parts = this.makeParts(activeDeadlineSeconds);
     this.parts = parts;
     try {
-      await createRun(this.core, { ...this.o, plan }, archive);
+      await createRun(this.core, { ...this.o, activeDeadlineSeconds, plan }, archive, log);
       await parts.pods.start();
     } catch (error) {
       throw apiError(error, `creating the runners in namespace ${namespace}`);
@@ -103,8 +109,8 @@ export class KubernetesBackend implements Backend {
     return plan.runners.map((r) => this.runner(parts, r.index));
   }
 
-  /** The run's parts, wired to each other. */
-  private makeParts(): Parts {
+  /** The run's parts, wired to each other. @param deadlineS the runner Pods' `activeDeadlineSeconds`. */
+  private makeParts(deadlineS: number): Parts {
     const { kc, namespace, runId, log } = this.o;
     const { clock, closing, proxy } = this;
     const signal = closing.signal;
@@ -114,7 +120,7 @@ export class KubernetesBackend implements Backend {
       followPodLog(kc, { namespace, ...pod }, { ...options, signal, agent: proxy.agent });
     // The longest a follow that lasts the whole run may take: the runner Pod's
     // `activeDeadlineSeconds` and a minute for the container to end and its log to be read.
-    const wholeRunMs = (this.o.activeDeadlineSeconds + 60) * 1000;
+    const wholeRunMs = (deadlineS + 60) * 1000;
     const barriers = new BarrierFollows({ follow, state, log, clock, signal, timeoutMs: wholeRunMs });
     const logs = new RunnerLogs({ follow, api: this.core, namespace, pods, log, clock, signal, wholeRunMs });
     const exits = new RunnerExits(
@@ -124,6 +130,7 @@ export class KubernetesBackend implements Backend {
         ...(this.o.resources?.limits?.memory ? { memoryLimit: this.o.resources.limits.memory } : {}),
       },
       clock,
+      log,
     );
     const apis = new RunnerApis({
       state,
@@ -160,6 +167,7 @@ export class KubernetesBackend implements Backend {
       exited,
       testEnded: ended,
       vusRecord: () => barriers.get(index)?.log.vusRecord(),
+      ready: () => barriers.gate(index) === 'ready',
       kill: async () => {
         const state = pods.state(index);
         if (state.kind !== 'none') {

@@ -1,7 +1,7 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../../clock.ts';
 import type { Logger } from '../../log.ts';
-import { API_CONCURRENCY, eachLimited, makeClient, retrying } from './api-client.ts';
+import { API_CONCURRENCY, closePooledConnections, eachLimited, makeClient, retrying } from './api-client.ts';
 import { apiErrorMessage, apiStatus } from './api-errors.ts';
 import { runSelector } from './names.ts';
 import type { CleanupPolicy } from './options.ts';
@@ -88,7 +88,7 @@ export function deleteRun(
 }
 
 /** {@link deleteRun} with the API client and the clock given. */
-export async function deleteRunObjects(run: {
+export function deleteRunObjects(run: {
   api: CleanupApi;
   clock: Clock;
   namespace: string;
@@ -97,8 +97,27 @@ export async function deleteRunObjects(run: {
   /** The longest wait for the Pods to go, in s. */
   waitS: number;
 }): Promise<string[]> {
-  const { api, clock, namespace, runId, log, waitS } = run;
-  const labelSelector = runSelector(runId);
+  return deleteObjects({ ...run, labelSelector: runSelector(run.runId), subject: `run ${run.runId}` });
+}
+
+/** What {@link deleteObjects} and {@link removeLeftovers} act on. */
+export interface LabelledObjects {
+  api: CleanupApi;
+  clock: Clock;
+  namespace: string;
+  /** The label selector of the objects, e.g. `k6-distributed.io/run-id=r1` (names.ts `runSelector`). */
+  labelSelector: string;
+  log: Pick<Logger, 'warning'>;
+  /** The longest wait for the Pods to go, in s. */
+  waitS: number;
+}
+
+/**
+ * {@link deleteRunObjects} for the ConfigMaps and Pods `labelSelector` selects.
+ * @param subject what they are, for the warnings (`run r1`).
+ */
+async function deleteObjects(run: LabelledObjects & { subject: string }): Promise<string[]> {
+  const { api, clock, namespace, labelSelector, subject, log, waitS } = run;
   const attempt = async (what: string, fn: () => Promise<unknown>) => {
     try {
       await retrying(fn);
@@ -107,12 +126,12 @@ export async function deleteRunObjects(run: {
         log.warning(`cleanup: deleting ${what} failed: ${apiErrorMessage(error)}`);
     }
   };
-  /** The run's objects of one kind; `undefined` (with a warning) when they cannot be listed. */
+  /** The objects of one kind; `undefined` (with a warning) when they cannot be listed. */
   const list = async <T>(what: string, fn: () => Promise<{ items: T[] }>): Promise<T[] | undefined> => {
     try {
       return (await retrying(fn)).items;
     } catch (error) {
-      log.warning(`cleanup: listing the run's ${what} failed: ${apiErrorMessage(error)}`);
+      log.warning(`cleanup: listing the ${what} of ${subject} failed: ${apiErrorMessage(error)}`);
       return undefined;
     }
   };
@@ -137,13 +156,57 @@ export async function deleteRunObjects(run: {
       );
     });
     const left = [
-      ...(configMaps ? [] : [`the ConfigMaps of run ${runId} (unlisted)`]),
-      ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of run ${runId} (unlisted)`]),
+      ...(configMaps ? [] : [`the ConfigMaps of ${subject} (unlisted)`]),
+      ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of ${subject} (unlisted)`]),
     ];
     if (left.length === 0 || clock.now() > deadline) {
       if (left.length > 0) log.warning(`cleanup: still present after ${waitS} s: ${left.join(', ')}`);
       return left;
     }
     await clock.sleep(250);
+  }
+}
+
+/**
+ * Removes what dead runs left (the CLI's `cleanup` command): the ConfigMaps and Pods
+ * `labelSelector` selects, listed first so that every one is named, then deleted as a run's
+ * ({@link deleteRunObjects}: the ConfigMaps, which own their Pods, and the Pods themselves, with no
+ * grace period), waiting at most `waitS` for the Pods to go.
+ * @returns `removed`: `ConfigMap NAME` and `Pod NAME` of each object that was there and is gone;
+ *   `left`: those still present after the wait. Both empty when nothing was there.
+ * @throws the API error of the first listing (retried while transient) that failed.
+ */
+export async function removeLeftovers(
+  objects: LabelledObjects,
+): Promise<{ removed: string[]; left: string[] }> {
+  const { api, namespace, labelSelector } = objects;
+  const [configMaps, pods] = await Promise.all([
+    retrying(() => api.listNamespacedConfigMap({ namespace, labelSelector })),
+    retrying(() => api.listNamespacedPod({ namespace, labelSelector })),
+  ]);
+  const present = [
+    ...configMaps.items.map((cm) => `ConfigMap ${cm.metadata?.name}`),
+    ...pods.items.map((pod) => `Pod ${pod.metadata?.name}`),
+  ];
+  if (present.length === 0) return { removed: [], left: [] };
+  const left = await deleteObjects({ ...objects, subject: `${labelSelector} in namespace ${namespace}` });
+  return { removed: present.filter((name) => !left.includes(name)), left };
+}
+
+/**
+ * {@link removeLeftovers} through `kc`'s API server on the real clock, waiting at most 60 s for the
+ * Pods to go; its pooled connections are closed after, so nothing keeps the process alive.
+ */
+export async function removeLeftoversOf(
+  kc: KubeConfig,
+  namespace: string,
+  labelSelector: string,
+  log: Pick<Logger, 'warning'>,
+): Promise<{ removed: string[]; left: string[] }> {
+  try {
+    const api = makeClient(kc, CoreV1Api);
+    return await removeLeftovers({ api, clock: realClock, namespace, labelSelector, log, waitS: 60 });
+  } finally {
+    closePooledConnections(kc);
   }
 }

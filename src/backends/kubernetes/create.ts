@@ -1,5 +1,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { ConfigurationError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
 import { API_CONCURRENCY, eachLimited, retrying } from './api-client.ts';
 import { apiStatus } from './api-errors.ts';
 import { archiveConfigMap, MAX_ARCHIVE_BYTES, type RunSpec, runnerPod } from './manifests.ts';
@@ -36,17 +37,39 @@ export function checkArchiveSize(archive: Buffer): void {
 }
 
 /**
+ * The warning for the user's `-e NAME=value` values (`plan.env`) on Kubernetes, naming the variables
+ * and never their values: each runner Pod carries them in its `env` (manifests.ts `runnerPod`), so
+ * whoever can read the Pods reads them, and etcd stores them; a Secret (`secret-env`,
+ * `valueFrom.secretKeyRef`) keeps them out of the Pod objects. Undefined without `-e` values.
+ */
+export function plainEnvWarning(
+  spec: Pick<RunSpec, 'plan' | 'namespace' | 'secretEnvInput'>,
+): string | undefined {
+  const names = Object.keys(spec.plan.env ?? {});
+  if (names.length === 0) return undefined;
+  return (
+    `-e ${names.join(', ')}: their values are in every runner Pod's environment in namespace ${spec.namespace} ` +
+    '(readable by whoever can read its Pods, and stored in etcd); ' +
+    `give secrets with ${spec.secretEnvInput ?? 'secret-env'} NAME=secret/key instead`
+  );
+}
+
+/**
  * Creates the run's objects (manifests.ts): the ConfigMap with the archive first, then one Pod per
  * runner, owned by it, {@link API_CONCURRENCY} at a time. Each create is retried while the API
- * server fails transiently ({@link createOrRead}).
+ * server fails transiently ({@link createOrRead}). The user's `-e` values are warned about first
+ * ({@link plainEnvWarning}).
  * @throws the API error of the first create that failed for good (the caller names what it did).
  */
 export async function createRun(
   api: Pick<CoreV1Api, 'createNamespacedConfigMap' | 'readNamespacedConfigMap' | 'createNamespacedPod'>,
   spec: RunSpec,
   archive: Buffer,
+  log?: Pick<Logger, 'warning'>,
 ): Promise<void> {
   const { namespace, runId } = spec;
+  const warning = plainEnvWarning(spec);
+  if (warning) log?.warning(warning);
   const configMap = await createOrRead(
     () => api.createNamespacedConfigMap({ namespace, body: archiveConfigMap(spec, archive) }),
     () => api.readNamespacedConfigMap({ namespace, name: runName(runId) }),

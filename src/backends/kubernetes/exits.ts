@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
+import type { Logger } from '../../log.ts';
 import type { RunnerExit } from '../../plan.ts';
 import { type BackendClock, every } from './clock.ts';
 import type { PodState } from './pods.ts';
@@ -132,11 +133,31 @@ export class RunnerExits {
   private readonly pods: PodSource;
   private readonly rules: ExitRules;
   private readonly clock: BackendClock;
+  private readonly log: Pick<Logger, 'warning'> | undefined;
+  /** The scheduler's messages already told (`PodScheduled` False, reason Unschedulable). */
+  private readonly unschedulableTold = new Set<string>();
 
-  constructor(pods: PodSource, rules: ExitRules, clock: BackendClock) {
+  /** @param log where the scheduler's reasons for an unschedulable runner are told as they come. */
+  constructor(pods: PodSource, rules: ExitRules, clock: BackendClock, log?: Pick<Logger, 'warning'>) {
     this.pods = pods;
     this.rules = rules;
     this.clock = clock;
+    this.log = log;
+  }
+
+  /**
+   * Tells the scheduler's reason for runner `index`'s Unschedulable Pod (its `PodScheduled`
+   * condition: status False, reason Unschedulable, the message) as soon as it is seen, once per
+   * distinct message over the run's runners, rather than only when the schedule timeout fails it.
+   */
+  private tellUnschedulable(index: number, state: PodState): void {
+    if (state.kind !== 'pending' || !state.unschedulable || this.unschedulableTold.has(state.unschedulable))
+      return;
+    this.unschedulableTold.add(state.unschedulable);
+    this.log?.warning(
+      `runner ${index} cannot be placed yet (Pod ${state.pod} is Unschedulable): ${state.unschedulable} ` +
+        `The run fails if it stays so for ${this.rules.scheduleTimeoutS} s (schedule timeout).`,
+    );
   }
 
   /** Runner `index`'s exit, once it is known. */
@@ -171,6 +192,7 @@ export class RunnerExits {
       const check = () => {
         const state = this.pods.state(index);
         hooks.onState(state);
+        this.tellUnschedulable(index, state);
         if (state.kind === 'running' && state.disruption) lostSince.at ||= this.clock.now();
         const lost = lostOf(index, state, this.pods.pods.get(index), lostSince.at, this.clock.now());
         if (lost) {

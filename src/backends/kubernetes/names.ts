@@ -44,3 +44,11 @@ export function runName(runId: string): string {
 export function runSelector(runId: string): string {
   return `${LABELS.runId}=${runId}`;
 }
+
+/**
+ * The label selector of every object of every run in a namespace: managed by k6-distributed and
+ * carrying a run id (objects of the user's own with the same labels but no run id are left alone).
+ */
+export function allRunsSelector(): string {
+  return `${LABELS.managedBy}=k6-distributed,${LABELS.runId}`;
+}

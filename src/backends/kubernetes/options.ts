@@ -76,10 +76,17 @@ export interface RunObjectOptions extends PodOptions {
    */
   sysctls?: Array<{ name: string; value: string }>;
   /**
-   * Safety net on each runner Pod, in s: the kubelet ends it this many seconds after it started
-   * (`activeDeadlineSeconds`).
+   * How long each runner Pod may live, in s: the kubelet ends it this many seconds after it
+   * started (`activeDeadlineSeconds`). The backend sets it per run from the run's lifetime
+   * (src/run/launch.ts `runLifetimeS`: the test's totalDuration, grace, start timeout, setup,
+   * teardown and stop timeouts); this value is the fallback for a launch that gives none.
    */
   activeDeadlineSeconds: number;
+  /**
+   * How the user names the `secret-env` input, for the warning about `-e` values (`--secret-env` on
+   * the CLI); default `secret-env`, the actions' input.
+   */
+  secretEnvInput?: string;
 }
 
 /** Options of the Kubernetes backend (backend.ts `KubernetesBackend`). */

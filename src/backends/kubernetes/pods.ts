@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.ts';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import { retrying } from './api-client.ts';
+import { isTimeout } from './api-errors.ts';
 import { CONTAINERS, LABELS, runSelector } from './names.ts';
 
 /**
@@ -278,10 +279,18 @@ export class RunnerPods {
     }
   }
 
-  /** One watch; resolves when it ends, with `true` when the resourceVersion is too old (410). */
+  /**
+   * One watch; resolves when it ends, with `true` when the resourceVersion is too old (410). A watch
+   * that opened and then ended with a `TimeoutError` is a quiet one, not a failure: client-node's
+   * `Watch` aborts a watch that received nothing for 30 s (its `requestTimeoutMs`), and no runner
+   * Pod changes for minutes while an unschedulable runner waits or VUs initialise (the API
+   * server's bookmarks come about once a minute). It is resumed from the same resourceVersion.
+   * A timeout before the watch opened (the API server did not answer) stays a failure.
+   */
   private watchOnce(): Promise<boolean> {
     return new Promise((resolve, reject) => {
       let gone = false;
+      let opened = false;
       this.o
         .watch(
           `/api/v1/namespaces/${this.o.namespace}/pods`,
@@ -295,9 +304,11 @@ export class RunnerPods {
             if (phase === 'BOOKMARK') return;
             this.update(obj, phase === 'DELETED');
           },
-          (error: unknown) => (error && !this.stopped ? reject(error) : resolve(gone)),
+          (error: unknown) =>
+            error && !this.stopped && !(opened && isTimeout(error)) ? reject(error) : resolve(gone),
         )
         .then((controller) => {
+          opened = true;
           this.abort = controller;
           if (this.stopped) controller.abort();
         }, reject);

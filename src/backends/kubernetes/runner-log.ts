@@ -34,6 +34,19 @@ export interface SavedLog extends FollowedLog {
   sofar(): string;
 }
 
+/**
+ * Whether a runner's k6 container never started, so that its Pod has no log to read: its Pod is
+ * still pending (unschedulable, or its image being pulled), or it failed (an image pull error, a
+ * bad config) while its k6 container's status (`status.containerStatuses[]`) shows neither a
+ * running nor a terminated state, now or before (`lastState`).
+ */
+export function neverStarted(state: PodState, pod: V1Pod | undefined): boolean {
+  if (state.kind === 'pending') return true;
+  if (state.kind !== 'failed') return false;
+  const k6 = pod?.status?.containerStatuses?.find((c) => c.name === CONTAINERS.k6);
+  return !(k6?.state?.running || k6?.state?.terminated || k6?.lastState?.terminated);
+}
+
 /** What {@link RunnerLogs} needs. */
 export interface RunnerLogsOptions {
   /** Follows a container's log of the run (api-client.ts). */
@@ -190,6 +203,12 @@ export class RunnerLogs {
     const nodeName = this.o.pods.pods.get(index)?.spec?.nodeName;
     const node = nodeName ? { node: nodeName } : {};
     if (lost) return { logTail: '', unreadable: `its node ${nodeName} is gone`, ...node };
+    if (neverStarted(state, this.o.pods.pods.get(index))) {
+      // Reading it would fail with whatever the API server and the client make of a container that
+      // has no log yet ("Cannot parse content. No Content-Type defined.").
+      const unreadable = `Pod ${state.pod} never started: it has no log`;
+      return { logTail: `(${unreadable})`, unreadable, ...node };
+    }
     try {
       const { log, summary, rest } = await this.read(index, state.pod, exit);
       const logTail = rest

@@ -6,6 +6,7 @@ import {
   cleanUpRun,
   deleteRunObjects,
   keepsObjects,
+  removeLeftovers,
 } from '../../../../src/backends/kubernetes/cleanup.ts';
 import { FakeBackendClock, runnerPodObject } from './support/fakes.ts';
 
@@ -133,11 +134,46 @@ describe('cleanup', () => {
     );
     expect(left).toEqual(['the ConfigMaps of run r1 (unlisted)', 'Pod k6d-r1-0']);
     expect(warnings).toEqual([
-      "cleanup: listing the run's ConfigMaps failed: forbidden",
+      'cleanup: listing the ConfigMaps of run r1 failed: forbidden',
       'cleanup: still present after 5 s: the ConfigMaps of run r1 (unlisted), Pod k6d-r1-0',
     ]);
     // Polled every 250 ms for 5 s, the Pod deleted once.
     expect(calls.filter((c) => c === 'list Pods').length).toBe(22);
     expect(calls.filter((c) => c.startsWith('delete Pod')).length).toBe(1);
+  });
+});
+
+describe("removing what dead runs left (the CLI's cleanup command)", () => {
+  it('names every ConfigMap and Pod it removed, listed before the garbage collector takes the Pods', async () => {
+    const calls: string[] = [];
+    const clock = new FakeBackendClock();
+    const done = await clock.runUntil(
+      removeLeftovers({
+        api: fakeApi([[running(0), running(1)], [running(0), running(1)], []], calls),
+        clock,
+        namespace: 'load',
+        labelSelector: 'k6-distributed.io/run-id=r1',
+        log: { warning: () => {} },
+        waitS: 60,
+      }),
+    );
+    expect(done).toEqual({ removed: ['ConfigMap k6d-r1', 'Pod k6d-r1-0', 'Pod k6d-r1-1'], left: [] });
+    expect(calls).toContain('delete ConfigMap k6d-r1 Background');
+    expect(calls).toContain('delete Pod k6d-r1-1 grace 0');
+  });
+
+  it('deletes nothing when nothing is there', async () => {
+    const calls: string[] = [];
+    const api = fakeApi([[]], calls);
+    const done = await removeLeftovers({
+      api: { ...api, listNamespacedConfigMap: async () => ({ items: [] }) } as CleanupApi,
+      clock: new FakeBackendClock(),
+      namespace: 'load',
+      labelSelector: 'k6-distributed.io/run-id=gone',
+      log: { warning: () => {} },
+      waitS: 60,
+    });
+    expect(done).toEqual({ removed: [], left: [] });
+    expect(calls.filter((c) => c.startsWith('delete'))).toEqual([]);
   });
 });

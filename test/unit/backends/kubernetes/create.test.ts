@@ -82,3 +82,27 @@ describe("creating a run's objects", () => {
     expect(f.calls).toEqual(['create ConfigMap k6d-r1']);
   });
 });
+
+describe('-e values on Kubernetes', () => {
+  it('warns once, naming the variables but never their values, and the Secret input as its user writes it', async () => {
+    const warnings: string[] = [];
+    const log = { warning: (m: string) => warnings.push(m) };
+    const plan = {
+      ...planRun({ runners: 2, maxVUs: 2 }),
+      env: { API_TOKEN: 's3cret', BASE_URL: 'http://x' },
+    };
+    await createRun(fakeApi().api, { ...spec, plan, secretEnvInput: '--secret-env' }, Buffer.from('a'), log);
+    expect(warnings).toEqual([
+      "-e API_TOKEN, BASE_URL: their values are in every runner Pod's environment in namespace load (readable by whoever can read its Pods, and stored in etcd); give secrets with --secret-env NAME=secret/key instead",
+    ]);
+    expect(warnings.join('')).not.toMatch(/s3cret|http:\/\/x/);
+
+    warnings.length = 0;
+    await createRun(fakeApi().api, { ...spec, plan }, Buffer.from('a'), log);
+    expect(warnings[0]).toMatch(/give secrets with secret-env NAME=secret\/key instead$/);
+
+    warnings.length = 0;
+    await createRun(fakeApi().api, spec, Buffer.from('a'), log);
+    expect(warnings).toEqual([]);
+  });
+});

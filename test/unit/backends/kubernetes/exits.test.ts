@@ -147,6 +147,38 @@ describe("a runner's exit, from its Pod", () => {
     expect(w2.exit()?.reason).toMatch(/^Pod k6d-r1-0 could not be placed within 60 s/);
   });
 
+  it("names the scheduler's reason as soon as a runner is Unschedulable, once per distinct reason", async () => {
+    const unschedulable = (index: number, message: string) =>
+      runnerPodObject(index, {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+      });
+    const antiAffinity = "0/8 nodes are available: 8 node(s) didn't match pod anti-affinity rules.";
+    const clock = new FakeBackendClock();
+    const run = await new FakeRunPods(clock, [
+      unschedulable(0, antiAffinity),
+      unschedulable(1, antiAffinity),
+    ]).start();
+    const warnings: string[] = [];
+    const exits = new RunnerExits(run.pods, { scheduleTimeoutS: 120 }, clock, {
+      warning: (m) => warnings.push(m),
+    });
+    const hooks = { onState: () => {}, onLost: () => {} };
+    void exits.watch(0, hooks);
+    void exits.watch(1, hooks);
+    await settle();
+    expect(warnings).toEqual([
+      `runner 0 cannot be placed yet (Pod k6d-r1-0 is Unschedulable): ${antiAffinity} The run fails if it stays so for 120 s (schedule timeout).`,
+    ]);
+    await clock.advance(30_000);
+    run.emit(unschedulable(1, '0/8 nodes are available: 8 Insufficient cpu.'));
+    await clock.advance(30_000);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(
+      /^runner 1 cannot be placed yet \(Pod k6d-r1-1 is Unschedulable\): 0\/8 nodes are available: 8 Insufficient cpu\./,
+    );
+  });
+
   it('takes a runner for lost when its node never reports the end of a taken-away Pod', async () => {
     const clock = new FakeBackendClock();
     const w = await watched(clock);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPod, disruptionOf } from '../../../../src/backends/kubernetes/pods.ts';
+import {
+  classifyPod,
+  disruptionOf,
+  RunnerPods,
+  type WatchPods,
+} from '../../../../src/backends/kubernetes/pods.ts';
 import { describeExit } from '../../../../src/k6/exit-codes.ts';
+import { FakeBackendClock } from './support/fakes.ts';
 
 describe('disruptions', () => {
   it('names evictions and preemptions from the DisruptionTarget condition or the kubelet', () => {
@@ -97,5 +103,48 @@ describe('Pod states', () => {
     expect(barrierIn({ running: {} })).toMatchObject({ barrier: 'running' });
     expect(barrierIn({ terminated: { exitCode: 0 } })).toMatchObject({ barrier: 'exited' });
     expect(barrierIn({ terminated: { exitCode: 108 } })).toMatchObject({ barrier: 'failed' });
+  });
+});
+
+describe('the Pod watch', () => {
+  /**
+   * A run's Pod watch whose watches each open and then end as `end` says: client-node's Watch ends
+   * one that got no data for 30 s with a TimeoutError (its `requestTimeoutMs`), after it opened.
+   */
+  async function watching(end: (opened: number) => unknown) {
+    const clock = new FakeBackendClock();
+    const warnings: string[] = [];
+    const queries: Array<Record<string, string | boolean>> = [];
+    const watch: WatchPods = async (_path, query, _onEvent, onDone) => {
+      queries.push(query);
+      const opened = queries.length;
+      setImmediate(() => onDone(end(opened)));
+      return { abort: () => {} };
+    };
+    const pods = new RunnerPods({
+      api: { listNamespacedPod: async () => ({ metadata: { resourceVersion: '7' }, items: [] }) } as never,
+      watch,
+      namespace: 'load',
+      runId: 'r1',
+      log: { warning: (m: string) => warnings.push(m) },
+      clock,
+    });
+    await pods.start();
+    for (let i = 0; i < 20; i++) await clock.advance(1_000);
+    pods.stop();
+    return { warnings, queries };
+  }
+
+  it('takes a quiet watch that timed out (no Pod changed for 30 s) as normal: it is resumed at once, without a warning', async () => {
+    const timeout = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    const { warnings, queries } = await watching(timeout);
+    expect(warnings).toEqual([]);
+    expect(queries.length).toBeGreaterThan(5);
+    expect(queries.every((q) => q.resourceVersion === '7')).toBe(true);
+  });
+
+  it('still warns when watches keep failing otherwise', async () => {
+    const { warnings } = await watching(() => new Error('connect ECONNREFUSED 10.0.0.1:6443'));
+    expect(warnings).toEqual(['watching runner Pods keeps failing: connect ECONNREFUSED 10.0.0.1:6443']);
   });
 });

@@ -13,7 +13,7 @@ const compact = JSON.stringify(
 );
 
 /** Runner 0 on node n1, its k6 log followed by a fake that gets `chunks` and ends with `end`. */
-function setup(options: { state?: PodState; plain?: () => Promise<string> } = {}) {
+function setup(options: { state?: PodState; plain?: () => Promise<string>; pod?: V1Pod } = {}) {
   const clock = new FakeBackendClock();
   const follows: Array<{ data(chunk: string): void; end(text: string): void; fail(e: Error): void }> = [];
   const follow: LogFollower = (_pod, o) => {
@@ -39,7 +39,7 @@ function setup(options: { state?: PodState; plain?: () => Promise<string> } = {}
     namespace: 'load',
     pods: {
       state: () => options.state ?? { kind: 'running', pod: 'k6d-r1-0', barrier: 'running' },
-      pods: new Map<number, V1Pod>([[0, { spec: { nodeName: 'n1', containers: [] } }]]),
+      pods: new Map<number, V1Pod>([[0, options.pod ?? { spec: { nodeName: 'n1', containers: [] } }]]),
       terminated: new Set(),
     },
     log: { debug: () => {} },
@@ -91,6 +91,42 @@ describe("a runner's k6 log", () => {
       unreadable: 'the log of Pod k6d-r1-0 could not be read: pods "k6d-r1-0" is forbidden',
       node: 'n1',
     });
+  });
+
+  it('says that a Pod that never started has no log, instead of the error reading it gives', async () => {
+    const waitingK6 = {
+      name: 'k6',
+      image: 'k6',
+      imageID: '',
+      ready: false,
+      restartCount: 0,
+      state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } },
+    };
+    const cases: Array<{ state: PodState; pod: V1Pod }> = [
+      {
+        state: { kind: 'pending', pod: 'k6d-r1-0', unschedulable: '0/5 nodes are available' },
+        pod: { spec: { containers: [] }, status: { phase: 'Pending' } },
+      },
+      {
+        state: { kind: 'failed', pod: 'k6d-r1-0', reason: 'ImagePullBackOff: not found' },
+        pod: { spec: { nodeName: 'n1', containers: [] }, status: { containerStatuses: [waitingK6] } },
+      },
+    ];
+    for (const { state, pod } of cases) {
+      const s = setup({
+        state,
+        pod,
+        plain: async () => {
+          throw new Error('Cannot parse content. No Content-Type defined.');
+        },
+      });
+      const left = await s.logs.collect(0, { code: null, reason: 'Pod k6d-r1-0: …' }, false);
+      expect(left).toMatchObject({
+        logTail: '(Pod k6d-r1-0 never started: it has no log)',
+        unreadable: 'Pod k6d-r1-0 never started: it has no log',
+      });
+      expect(s.plainReads).toEqual([]);
+    }
   });
 
   it('is read plainly when its follow breaks, and a follow cut short while the runner runs is opened anew at its end', async () => {

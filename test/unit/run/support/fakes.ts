@@ -131,7 +131,8 @@ export interface FakeRunner extends Runner {
   cleanupTerminate(): void;
 }
 
-function status(code: number, vus = 1): K6Status {
+/** What `GET /v1/status` answers at status `code`, with `vus` active while the test runs. */
+export function status(code: number, vus = 1): K6Status {
   return {
     status: code,
     paused: code <= 4,
