@@ -194,7 +194,6 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   try {
     const lifecycle = lifecycleOptions(pre.options);
     const times = { startTimeoutS: options.startTimeoutS ?? 300, graceS: options.graceS ?? 120 };
-    const stopTimeoutS = options.stopTimeoutS ?? 30;
     const lifetimeS = runLifetimeS({ ...times, stopTimeoutS, totalDurationS: pre.totalDurationS, lifecycle });
     const launched = await launch(backend, plan, pre.archivePath, lifetimeS);
     await barrier(launched, {
