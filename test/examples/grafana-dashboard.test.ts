@@ -242,10 +242,11 @@ describe('examples/grafana-dashboard.json', () => {
     // One row per check, not one per runner.
     const checks = await query(panel('Checks').targets[0]!);
     expect(checks.map((s) => s.metric.check)).toEqual(['status is 200']);
-    // A native histogram's buckets are 2^(1/8) wide (schema 3): the quantile is within one bucket.
+    // A native histogram's buckets are 2^(1/8) wide (schema 3, 9%): the quantile is in the exact
+    // one's bucket; a little more for the result's own merge of the runners' quantiles.
     const p95 = (await stat('p95 http_req_duration (expected responses)')) * 1000;
     const exact = m['http_req_duration{expected_response:true}']!.values['p(95)']!;
-    expect(Math.abs(p95 / exact - 1), `${p95} ms vs ${exact} ms`).toBeLessThan(0.1);
+    expect(Math.abs(p95 / exact - 1), `${p95} ms vs ${exact} ms`).toBeLessThan(0.12);
     console.log(
       `Prometheus: ${counted} requests (result ${requests}), p95 ${p95.toFixed(3)} ms (result ${exact.toFixed(3)} ms)`,
     );
