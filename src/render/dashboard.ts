@@ -10,7 +10,8 @@ import { escapeMarkdown } from './format.ts';
  * (Grafana's `from`/`to` URL parameters take epoch ms), `{run}` the run id. A URL without any
  * placeholder gets `from=<start ms>&to=<end ms>` and, when the result has a run id,
  * `var-k6d_run=<run id>` (a Grafana dashboard variable of that name, if it has one, then filters
- * to the run) appended to its query.
+ * to the run: examples/grafana-dashboard.json has it, test/examples/grafana-dashboard.test.ts
+ * opens it with this link) appended to its query.
  */
 
 /**
