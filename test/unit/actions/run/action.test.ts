@@ -31,6 +31,7 @@ describe('runAction with one script', () => {
       'error-rate': '0',
       'start-skew': '0',
       results: JSON.stringify([{ script: 'load.js', verdict: 'passed', 'result-path': resultPath }]),
+      'junit-path': '',
     });
     expect(existsSync(outcome.outputs['html-report']!)).toBe(true);
     expect(outcome.failure).toBeUndefined();
