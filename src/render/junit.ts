@@ -39,18 +39,28 @@ export interface JUnitSuite {
 }
 
 /**
- * Text for an XML 1.0 attribute or element: `& < > " '` as entities, tab, line feed and carriage
- * return as character references (an attribute keeps them), characters XML 1.0 cannot hold at all
- * (other C0 controls, U+FFFE, U+FFFF, unpaired surrogates) as `\xHH`/`\uHHHH` text, and
- * bidirectional controls shown as `[U+202E]` (a CI page would otherwise show the text reversed).
+ * Text for an XML 1.0 element: `& < > " '` as entities, line breaks kept (a CR becomes a LF, as
+ * XML reads it anyway), characters XML 1.0 cannot hold at all (other C0 controls, U+FFFE, U+FFFF,
+ * unpaired surrogates) as `\xHH`/`\uHHHH` text, and bidirectional controls shown as `[U+202E]`
+ * (a CI page would otherwise show the text reversed).
  */
 export function xmlText(text: string): string {
   return showBidiControls(text)
+    .replace(/\r\n?/g, '\n')
     .replace(NOT_XML, (c) => {
       const code = c.charCodeAt(0);
       return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`;
     })
-    .replace(/[&<>"'\t\n\r]/g, (c) => XML_ENTITIES[c]!);
+    .replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
+}
+
+/**
+ * Text for an XML attribute (a test's name, a failure's message): as {@link xmlText}, with tabs and
+ * line breaks as one space (an attribute's line break is a space to an XML parser, and a reader that
+ * does not decode `&#10;` would show it as written).
+ */
+export function xmlAttribute(text: string): string {
+  return xmlText(text.replace(/[\t\r\n]+/g, ' '));
 }
 
 /** What XML 1.0 cannot hold: C0 controls but tab, LF and CR; U+FFFE, U+FFFF; unpaired surrogates. */
@@ -64,15 +74,12 @@ const XML_ENTITIES: Record<string, string> = {
   '>': '&gt;',
   '"': '&quot;',
   "'": '&apos;',
-  '\t': '&#9;',
-  '\n': '&#10;',
-  '\r': '&#13;',
 };
 
 function attributes(pairs: Record<string, string | number | undefined>): string {
   return Object.entries(pairs)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => ` ${k}="${xmlText(String(v))}"`)
+    .map(([k, v]) => ` ${k}="${xmlAttribute(String(v))}"`)
     .join('');
 }
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../../src/result/schema.ts';
 import {
   humanizeBytes,
   humanizeDuration,
@@ -8,6 +7,7 @@ import {
 } from '../../../src/render/terminal/humanize.ts';
 import { renderTerminalReport } from '../../../src/render/terminal/report.ts';
 import { terminalText, visibleWidth, wantsColor } from '../../../src/render/terminal/style.ts';
+import type { RunResult } from '../../../src/result/schema.ts';
 import { makeResult } from '../../support/results.ts';
 
 /*
@@ -17,7 +17,7 @@ import { makeResult } from '../../support/results.ts';
  */
 
 const ESC = '\x1b';
-const stripEscapes = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+const stripEscapes = (s: string) => s.replaceAll(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '');
 
 /** A failed run whose names hold what markdown escaped (`<`, `&`, `(`, `-`, `_`). */
 function hostile(): RunResult {
@@ -26,7 +26,11 @@ function hostile(): RunResult {
     { metric: 'http_req_duration', expression: 'p(95)<500', ok: false, observed: 512.3, abortOnFail: false },
     { metric: 'checks', expression: 'rate>0.99', ok: true, observed: 0.999, abortOnFail: false },
   ];
-  r.metrics.my_trend = { type: 'trend', contains: 'time', values: { avg: 1, min: 0.5, med: 1, max: 2, 'p(90)': 1.5, 'p(95)': 1.9 } };
+  r.metrics.my_trend = {
+    type: 'trend',
+    contains: 'time',
+    values: { avg: 1, min: 0.5, med: 1, max: 2, 'p(90)': 1.5, 'p(95)': 1.9 },
+  };
   r.metrics.data_received = { type: 'counter', contains: 'data', values: { count: 8900, rate: 591000 } };
   r.rootGroup.groups.push({
     name: 'k6d-loadtest-8',
@@ -34,7 +38,12 @@ function hostile(): RunResult {
     groups: [],
     checks: [{ name: 'count<6 & (x)', path: '::k6d-loadtest-8::count<6 & (x)', passes: 4, fails: 2 }],
   });
-  r.runners[1] = { ...r.runners[1]!, ok: false, exitCode: 108, exit: 'exit 108: test.abort() (script_aborted)' };
+  r.runners[1] = {
+    ...r.runners[1]!,
+    ok: false,
+    exitCode: 108,
+    exit: 'exit 108: test.abort() (script_aborted)',
+  };
   return r;
 }
 
@@ -49,7 +58,10 @@ function section(report: string, title: string): string[] {
 describe('renderTerminalReport', () => {
   it('reads as k6 lays it out: thresholds with their observed values, totals in k6 groups, runners, verdict', () => {
     const out = renderTerminalReport(hostile(), { color: false });
-    const titles = out.split('\n').filter((l) => l.includes('█ ')).map((l) => l.trim());
+    const titles = out
+      .split('\n')
+      .filter((l) => l.includes('█ '))
+      .map((l) => l.trim());
     expect(titles).toEqual([
       '█ k6 distributed run: examples/quickstart.js',
       '█ THRESHOLDS (judged on the aggregate of all runners)',
@@ -78,7 +90,8 @@ describe('renderTerminalReport', () => {
   it('has no markdown escape and no escape byte without colour', () => {
     const out = renderTerminalReport(hostile(), { color: false });
     expect(out).not.toContain(ESC);
-    for (const escaped of ['&lt;', '&amp;', '\\(', '\\-', '\\_', '`', '|---', '**']) expect(out).not.toContain(escaped);
+    for (const escaped of ['&lt;', '&amp;', '\\(', '\\-', '\\_', '`', '|---', '**'])
+      expect(out).not.toContain(escaped);
     expect(out).toContain('count<6 & (x)');
     expect(out).toContain('exit 108: test.abort() (script_aborted)');
   });
@@ -155,7 +168,9 @@ describe("k6's way of writing values", () => {
 
   it('truncates rates, writes counters per second, trend counts plain, and honours summaryTimeUnit', () => {
     expect(humanizeValue(0.666666, { type: 'rate', contains: 'default' })).toBe('66.66%');
-    expect(humanizeStat('rate', 1321.7142321, { type: 'counter', contains: 'default' })).toBe('1321.714232/s');
+    expect(humanizeStat('rate', 1321.7142321, { type: 'counter', contains: 'default' })).toBe(
+      '1321.714232/s',
+    );
     expect(humanizeStat('count', 20, { type: 'trend', contains: 'time' })).toBe('20');
     expect(humanizeValue(1234.5678, { type: 'trend', contains: 'time' }, 's')).toBe('1.23s');
     expect(humanizeValue(visibleWidth('✓'), { type: 'gauge', contains: 'default' })).toBe('1');
