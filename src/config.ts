@@ -46,6 +46,11 @@ export const runConfigSchema = z.object({
    */
   htmlPath: z.string().min(1).optional(),
   /**
+   * Where the JUnit XML report goes, if anywhere (src/render/junit.ts: one test case per threshold,
+   * check and runner): checked with the other outputs before the load; the caller writes it.
+   */
+  junitPath: z.string().min(1).optional(),
+  /**
    * The k6 binary of the preflight (and of the local backend's runners): an xk6 build that matches
    * a custom runner image. Resolved from K6_BINARY, PATH and the pinned build when absent.
    */
@@ -70,6 +75,7 @@ export const RUN_CONFIG_INPUTS = {
   runners: 'runners',
   k6Args: 'k6-args',
   resultPath: 'result-path',
+  junitPath: 'junit-path',
   k6Binary: 'k6-binary',
   startTimeoutS: 'start-timeout',
   graceS: 'grace',
@@ -84,6 +90,7 @@ export const RUN_CONFIG_FLAGS = {
   resultPath: '--out',
   reportPath: '--report',
   htmlPath: '--html',
+  junitPath: '--junit',
   k6Binary: '--k6',
   startTimeoutS: '--start-timeout',
   graceS: '--grace',

@@ -16,7 +16,10 @@ import { consoleLogger } from '../log.ts';
 import { outputKind, writeOutputFile } from '../output-file.ts';
 import { htmlReportPath } from '../render/html/file.ts';
 import { renderHtmlReport } from '../render/html/report.ts';
+import { renderJUnit } from '../render/junit.ts';
 import { renderReport } from '../render/markdown.ts';
+import { renderTerminalReport } from '../render/terminal/report.ts';
+import { wantsColor } from '../render/terminal/style.ts';
 import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
 import { addCleanupCommand } from './cleanup.ts';
@@ -74,6 +77,7 @@ interface RunFlags {
   report?: string;
   /** A path, `false` for `--no-html`, or absent: next to the result JSON. */
   html?: string | false;
+  junit?: string;
   k6?: string;
   k6Args?: string;
   startTimeout?: string;
@@ -92,6 +96,7 @@ const FLAG_NAMES: Record<keyof RunFlags, string> = {
   grace: '--grace',
   progressInterval: '--progress-interval',
   html: '--html',
+  junit: '--junit',
 };
 
 /**
@@ -150,6 +155,7 @@ async function runCommand(
       resultPath: flags.out,
       reportPath: flags.report,
       htmlPath: await htmlPathOf(flags),
+      junitPath: flags.junit,
       k6Binary: flags.k6,
       startTimeoutS: flags.startTimeout,
       graceS: flags.grace,
@@ -199,17 +205,23 @@ async function runCommand(
       ...(cluster ? { runId: cluster.runId } : {}),
       ...(kubernetes ? { environment: kubernetesEnvironment(kubernetes) } : {}),
     });
-    const report = renderReport(result);
-    process.stdout.write(`\n${report}\n`);
+    // A terminal gets k6's own layout in colour; a pipe or a file the same text without escapes.
+    process.stdout.write(
+      `\n${renderTerminalReport(result, { color: wantsColor(process.stdout.isTTY, process.env) })}`,
+    );
     stderrLog.info(`result written to ${config.resultPath}`);
     // Every output was checked before the load; a write that fails all the same keeps the result
     // and says which file failed. A file is read where Mermaid renders (GitHub, editors): the
-    // markdown report gets the charts, stdout does not.
+    // markdown report gets the charts.
     await writeAfterRun(config.htmlPath, '--html', config.resultPath, () => renderHtmlReport({ result }));
     if (config.htmlPath) stderrLog.info(`HTML report written to ${config.htmlPath}`);
     await writeAfterRun(config.reportPath, '--report', config.resultPath, () =>
       renderReport(result, { charts: true }),
     );
+    await writeAfterRun(config.junitPath, '--junit', config.resultPath, () =>
+      renderJUnit([{ script: config.script, result }]),
+    );
+    if (config.junitPath) stderrLog.info(`JUnit report written to ${config.junitPath}`);
     const lateInterrupt = interruptedAfterTheTest(result, controller.signal.aborted, config.resultPath);
     if (lateInterrupt) stderrLog.error(lateInterrupt);
     return exitCodeOf(result, controller.signal.aborted);
@@ -273,6 +285,7 @@ export function buildProgram(): Command {
     .option('--report <file>', 'also write the markdown report to this file')
     .option('--html <file>', 'HTML report (default: next to the result JSON, .html)')
     .option('--no-html', 'write no HTML report')
+    .option('--junit <file>', 'also write a JUnit XML report: one test case per threshold, check and runner')
     .option(
       '--k6 <path>',
       'k6 binary of the preflight and local runners, e.g. an xk6 build matching --runner-image (default: $K6_BINARY, k6 on PATH, or the pinned build)',

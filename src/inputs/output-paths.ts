@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ConfigurationError } from '../errors.ts';
 
 /**
- * Output files (the result JSON, the markdown report) are checked before the load starts, so that
+ * Output files (the result JSON, the markdown, HTML and JUnit reports) are checked before the load starts, so that
  * a run is never made only to fail at the write and lose its data.
  */
 

@@ -1,4 +1,4 @@
-import type { MetricResult } from '../result/schema.ts';
+import type { GroupResult, MetricResult } from '../result/schema.ts';
 
 /**
  * Formatting of numbers and of user-controlled text for markdown reports (job summary, PR comment,
@@ -132,4 +132,20 @@ export function formatValue(
   if (metric.contains === 'time' && key !== 'count') return formatMs(value);
   if (metric.contains === 'data') return formatBytes(value);
   return formatNumber(value);
+}
+
+/** One check of {@link everyCheck}: its place as `group › check` and its totals across the runners. */
+export interface CheckLine {
+  /** The check's path without the leading `::`, groups joined by ` › ` (user text, not escaped). */
+  path: string;
+  passes: number;
+  fails: number;
+}
+
+/** Every check of a group and of its nested groups, depth first, as the reports list them. */
+export function everyCheck(group: GroupResult, out: CheckLine[] = []): CheckLine[] {
+  for (const c of group.checks)
+    out.push({ path: c.path.replace(/^::/, '').replaceAll('::', ' › '), passes: c.passes, fails: c.fails });
+  for (const g of group.groups) everyCheck(g, out);
+  return out;
 }

@@ -1,10 +1,11 @@
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
-import type { GroupResult, MetricResult, RunResult } from '../result/schema.ts';
+import type { MetricResult, RunResult } from '../result/schema.ts';
 import { timelineMarkdown } from './chart.ts';
 import { dashboardMarkdown } from './dashboard.ts';
 import {
   escapeMarkdown,
+  everyCheck,
   formatBytes,
   formatCount,
   formatMs,
@@ -128,16 +129,9 @@ export function renderKeyMetrics(result: RunResult): string {
   return ['| Metric | Global value |', '|---|---:|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
 }
 
-function flattenChecks(group: GroupResult, out: Array<{ path: string; passes: number; fails: number }>) {
-  for (const c of group.checks)
-    out.push({ path: c.path.replace(/^::/, '').replaceAll('::', ' › '), passes: c.passes, fails: c.fails });
-  for (const g of group.groups) flattenChecks(g, out);
-  return out;
-}
-
 /** Every check across groups with its global passes and fails ('' when the script has none). */
 export function renderChecks(result: RunResult): string {
-  const checks = flattenChecks(result.rootGroup, []);
+  const checks = everyCheck(result.rootGroup);
   if (checks.length === 0) return '';
   const rows = checks.map((c) => {
     const total = c.passes + c.fails;

@@ -66,6 +66,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
     { input: name('resultPath'), path: config.resultPath },
     ...(config.reportPath ? [{ input: name('reportPath'), path: config.reportPath }] : []),
     ...(config.htmlPath ? [{ input: name('htmlPath'), path: config.htmlPath }] : []),
+    ...(config.junitPath ? [{ input: name('junitPath'), path: config.junitPath }] : []),
   ];
   const inputs = [{ input: name('script'), path: config.script }];
   await checkOutputPaths(outputs, inputs);

@@ -20,7 +20,7 @@ describe('the README demo, through the committed bundle dist/cli.js', () => {
       },
     );
     expect(out.status, out.stderr).toBe(0);
-    expect(out.stdout).toContain('✅ passed');
+    expect(out.stdout).toContain('✓ passed');
     expect(out.stdout).toContain('4 runners (local)');
     const result = JSON.parse(
       readFileSync(path.join(cwd, 'k6-distributed-result.json'), 'utf8'),

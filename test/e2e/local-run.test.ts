@@ -184,8 +184,8 @@ export default function () { check(http.get(__ENV.TARGET + '/t'), { 'is 200': (r
       ['http_reqs', 'count<150', false, 400],
     ]);
     expect(run.result!.runners.every((r) => r.ok && r.requests === 100)).toBe(true);
-    expect(run.stdout).toContain('❌ failed');
-    expect(run.stdout).toMatch(/`http_reqs` \| `count<150` \| 400 \| ❌ fail/);
+    expect(run.stdout).toContain('✗ failed (thresholds)');
+    expect(run.stdout).toMatch(/^ {4}✗ 'count<150' count=400$/m);
   });
 
   it("keeps every runner's data when the script's handleSummaryTimeout is shorter than a runner's summary takes", async () => {

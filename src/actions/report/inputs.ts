@@ -29,6 +29,7 @@ export const INPUT_NAMES = [
   'retention-days',
   'history-runs',
   'dashboard-url',
+  'junit-path',
 ] as const;
 
 /** What the action does; `auto` picks one from the event (see {@link resolveMode}). */
@@ -66,6 +67,7 @@ const schema = z
       .max(100, { error: 'must be 0 to 100 runs' })
       .default(DEFAULTS.historyRuns),
     'dashboard-url': z.string().optional(),
+    'junit-path': z.string().optional(),
   } satisfies Record<(typeof INPUT_NAMES)[number], z.ZodType>)
   .transform((v) => ({
     mode: v.mode,
@@ -93,6 +95,8 @@ const schema = z
     historyRuns: v['history-runs'],
     /** @throws ConfigurationError `dashboard-url: … is not a URL` (thrown through the parse). */
     ...optionalDashboard(v['dashboard-url']),
+    /** Where modes comment and bundle write the JUnit report with the comparison (src/render/junit.ts). */
+    ...(v['junit-path'] ? { junitPath: v['junit-path'] } : {}),
   }));
 
 function optionalDashboard(value: string | undefined): { dashboardUrl?: string } {

@@ -40,6 +40,7 @@ export interface ReportOutputs {
   'baseline-run-id': string;
   'comment-url': string;
   'artifact-id': string;
+  'junit-path': string;
 }
 
 /** An annotation on the run's summary page. */
@@ -72,6 +73,7 @@ export function emptyOutputs(mode: ResolvedMode): ReportOutputs {
     'baseline-run-id': '',
     'comment-url': '',
     'artifact-id': '',
+    'junit-path': '',
   };
 }
 

@@ -16,6 +16,7 @@ import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts'
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import { readRunResult } from '../../result/read-result.ts';
 import type { RunResult } from '../../result/schema.ts';
+import { writeJUnitReport } from '../common/junit.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {
@@ -121,6 +122,11 @@ export async function compareOnPullRequest(
   );
 
   const outcome = judgedOutcome(mode, inputs, input, rendered);
+  outcome.outputs['junit-path'] = await writeJUnitReport(
+    inputs.junitPath,
+    [{ script: input.head.script, result: input.head, compared: rendered.judgement }],
+    { info: log, warning: log },
+  );
   await deliverReport(mode, inputs, deps, pr, rendered.comment.text, outcome, {
     verdict: rendered.judgement.verdict,
     input,

@@ -8,6 +8,7 @@ import {
 } from '../../pr-comment/scripts.ts';
 import { defaultTitle } from '../../pr-comment/sections.ts';
 import { inlineCode } from '../../render/format.ts';
+import { writeJUnitReport } from '../common/junit.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {
   emptyOutputs,
@@ -94,6 +95,14 @@ export async function reportScripts(
   );
 
   const outcome = scriptsOutcome(mode, inputs, parts, rendered, errors);
+  const junitRuns = [
+    ...parts.map((p, i) => ({ script: p.script, result: p.input.head, compared: rendered.judgements[i]! })),
+    ...errors,
+  ];
+  outcome.outputs['junit-path'] = await writeJUnitReport(inputs.junitPath, junitRuns, {
+    info: deps.log,
+    warning: deps.log,
+  });
   await deliverReport(mode, inputs, deps, pr, rendered.comment.text, outcome, {
     verdict: rendered.verdict,
     input: parts[0]!.input,

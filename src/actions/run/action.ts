@@ -2,6 +2,7 @@ import { expandScripts } from '../../inputs/scripts.ts';
 import { resolveK6Binary } from '../../k6/binary.ts';
 import { renderReport } from '../../render/markdown.ts';
 import { runFailure, stepFailure } from '../common/failure.ts';
+import { writeJUnitReport } from '../common/junit.ts';
 import type { RunActionInputs } from './inputs.ts';
 import {
   type RunActionDeps,
@@ -43,11 +44,13 @@ export async function runAction(inputs: RunActionInputs, deps: RunActionDeps): P
     const result = await runScript(inputs, config, runIds, deps.log, deps);
     deps.saveState(STATE.cleaned, 'true');
     const html = await writeHtmlNextTo(config.resultPath, result, inputs, deps.log);
+    const junit = await writeJUnitReport(config.junitPath, [{ script: config.script, result }], deps.log);
     const summary = renderReport(result, summaryOptions(inputs));
     const failure = runFailure(result);
     return {
       outputs: {
         ...runOutputs(result, config.resultPath, html),
+        'junit-path': junit,
         results: JSON.stringify([
           scriptOutcome(config.script, config.resultPath, result),
         ] satisfies ScriptOutcome[]),

@@ -3,6 +3,7 @@ import { scriptResultPath } from '../../inputs/scripts.ts';
 import { renderReport } from '../../render/markdown.ts';
 import type { FailureKind } from '../../result/schema.ts';
 import type { StepFailure } from '../common/failure.ts';
+import { writeJUnitReport } from '../common/junit.ts';
 import type { RunActionInputs } from './inputs.ts';
 import {
   type RunActionDeps,
@@ -23,7 +24,8 @@ import { runScript, scriptLogger, writeHtmlNextTo } from './run-script.ts';
  * and verdict; a script that fails does not stop the others; a cancelled workflow stops them all
  * (one after another: the next ones do not start; in parallel: every running test stops and is
  * reported `error`). Outputs: `verdict` (failed when any script did not pass), `thresholds-ok`,
- * `results` (JSON array of {@link ScriptOutcome}); the single-script metric outputs stay unset.
+ * `results` (JSON array of {@link ScriptOutcome}), `junit-path` (one JUnit file of every script);
+ * the single-script metric outputs stay unset.
  * The failure's kinds: `interrupted` when cancelled, else those of every script that did not pass.
  * @param jobSummary whether the outcome asks for the job summary (written when possible).
  */
@@ -71,6 +73,7 @@ export async function runScripts(
       `## \`${r.script}\`\n\n${r.result ? renderReport(r.result, summaryOptions(inputs)) : `❌ no result: ${r.error}\n`}`,
   );
   const summary = `# k6 distributed: ${scripts.length} scripts${inputs.parallel ? ' (run at once)' : ''}\n\n${sections.join('\n')}`;
+  const junit = await writeJUnitReport(inputs.config.junitPath, runs, log);
   const failed = outcomes.filter((o) => o.verdict !== 'passed');
   const cancelled = signal.aborted;
   let failure: StepFailure | undefined;
@@ -93,6 +96,7 @@ export async function runScripts(
       verdict: failed.length === 0 && outcomes.length === scripts.length ? 'passed' : 'failed',
       'thresholds-ok': String(failed.length === 0),
       results: JSON.stringify(outcomes),
+      'junit-path': junit,
     },
     ...(jobSummary ? { jobSummary: { markdown: summary, required: false } } : {}),
     ...(failure ? { failure } : {}),

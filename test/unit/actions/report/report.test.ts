@@ -135,6 +135,7 @@ describe('mode comment', () => {
       'baseline-run-id': '501',
       'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-77`,
       'artifact-id': '',
+      'junit-path': '',
     });
     expect(JSON.parse(outcome.outputs.regressions)).toEqual(
       [
@@ -384,6 +385,7 @@ describe('mode store', () => {
       'baseline-run-id': '',
       'comment-url': '',
       'artifact-id': '8001',
+      'junit-path': '',
     });
     expect(uploads).toHaveLength(1);
     expect(uploads[0]!.name).toBe(BASELINE);

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../../../src/errors.ts';
+import { tempDir } from '../../../support/temp.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { harness } from './support/harness.ts';
 
@@ -31,6 +32,7 @@ describe('runAction with one script', () => {
       'error-rate': '0',
       'start-skew': '0',
       results: JSON.stringify([{ script: 'load.js', verdict: 'passed', 'result-path': resultPath }]),
+      'junit-path': '',
     });
     expect(existsSync(outcome.outputs['html-report']!)).toBe(true);
     expect(outcome.failure).toBeUndefined();
@@ -41,6 +43,19 @@ describe('runAction with one script', () => {
     // backend local saves no run id: the post step has nothing to remove.
     expect(h.state).toEqual([['cleaned', 'true']]);
     expect(h.backends.get('load.js')?.cleanups).toBe(1);
+  });
+
+  it('writes the JUnit report to junit-path and names it in the output; a threshold crossed is a failed case', async () => {
+    const junit = path.join(tempDir('k6d-junit-out-'), 'k6.xml');
+    const h = harness(
+      { script: 'load.js', runners: '2', 'junit-path': junit },
+      { 'load.js': { runners: [{}, {}], thresholds: { http_reqs: ['count<150'] } } },
+    );
+    const outcome = await h.run();
+    expect(outcome.outputs['junit-path']).toBe(junit);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toMatch(/<testsuite name="thresholds" tests="1" failures="1"/);
+    expect(xml).toContain('<failure message="count=200, limit count&lt;150" type="threshold">');
   });
 
   it('fails on a crossed threshold with one line, kind thresholds (exit 99), and still every output', async () => {
