@@ -25,7 +25,8 @@ function remote(): HistoryBranch {
 
 /** The files of the branch's tip, and how many commits it has. */
 function tip(target: HistoryBranch): { files: string[]; commits: number; show: (file: string) => string } {
-  const git = (...args: string[]) => execFileSync('git', ['-C', target.remote.url, ...args], { encoding: 'utf8' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', target.remote.url, ...args], { encoding: 'utf8' });
   return {
     files: git('ls-tree', '-r', '--name-only', target.branch).trim().split('\n').filter(Boolean),
     commits: Number(git('rev-list', '--count', target.branch).trim()),
@@ -104,7 +105,8 @@ describe('the history branch in a real repository', () => {
     const target = remote();
     await storeHistoryEntry(target, entry(50, 22, 'web'), options({ maxRuns: 2 }));
     const results = [];
-    for (const id of [31, 32, 33, 34, 35]) results.push(await storeHistoryEntry(target, entry(id), options({ maxRuns: 3 })));
+    for (const id of [31, 32, 33, 34, 35])
+      results.push(await storeHistoryEntry(target, entry(id), options({ maxRuns: 3 })));
     expect(results.map((r) => [r.kept, r.pruned])).toEqual([
       [1, 0],
       [2, 0],
