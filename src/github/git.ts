@@ -24,11 +24,7 @@ export interface GitRemote {
 export class GitError extends Error {
   override name = 'GitError';
   /** git's whole error output, to classify the failure ({@link isRaceLost}). */
-  readonly stderr: string;
-  constructor(stderr: string, message: string) {
-    super(message);
-    this.stderr = stderr;
-  }
+  stderr = '';
 }
 
 /** A committer for the history branch: GitHub's Actions bot. */
@@ -77,7 +73,7 @@ export function git(remote: GitRemote, cwd: string, args: readonly string[]): Pr
             .filter(Boolean)
             .at(-1) ?? error.message.split('\n')[0];
         const text = remote.token ? String(last).split(remote.token).join('***') : String(last);
-        reject(new GitError(stderr, `git ${args[0]}: ${text}`));
+        reject(Object.assign(new GitError(`git ${args[0]}: ${text}`), { stderr }));
       },
     );
   });

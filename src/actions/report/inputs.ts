@@ -41,6 +41,16 @@ export const HISTORY_BRANCH_READS = ['fallback', 'always'] as const;
 export const MODES = ['auto', 'store', 'comment', 'bundle', 'post-bundle'] as const;
 export type Mode = (typeof MODES)[number];
 
+/** A number of runs from `min` to `max`: `must be 0 to 100 runs` otherwise. */
+function runs(min: number, max: number) {
+  const range = `must be ${min} to ${max} runs`;
+  return z.coerce
+    .number({ error: 'must be a whole number of runs' })
+    .int({ error: 'must be a whole number of runs' })
+    .min(min, { error: range })
+    .max(max, { error: range });
+}
+
 /** Every input of action.yml by name, and what it becomes (the schema is the type). */
 const schema = z
   .object({
@@ -65,12 +75,7 @@ const schema = z
       .min(1, { error: 'must be 1 to 90 days' })
       .max(90, { error: 'must be 1 to 90 days' })
       .optional(),
-    'history-runs': z.coerce
-      .number({ error: 'must be a whole number of runs' })
-      .int({ error: 'must be a whole number of runs' })
-      .min(0, { error: 'must be 0 to 100 runs' })
-      .max(100, { error: 'must be 0 to 100 runs' })
-      .default(DEFAULTS.historyRuns),
+    'history-runs': runs(0, 100).default(DEFAULTS.historyRuns),
     'history-branch': z
       .string()
       .regex(/^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,100}(?<![./])$/, {
@@ -79,12 +84,7 @@ const schema = z
       .refine((v) => !v.endsWith('.lock'), { error: 'must be a branch name, not ending in .lock' })
       .optional(),
     'history-branch-read': oneOf(HISTORY_BRANCH_READS).default(DEFAULTS.historyBranchRead),
-    'history-max-runs': z.coerce
-      .number({ error: 'must be a whole number of runs' })
-      .int({ error: 'must be a whole number of runs' })
-      .min(1, { error: 'must be 1 to 100000 runs' })
-      .max(100_000, { error: 'must be 1 to 100000 runs' })
-      .default(DEFAULTS.historyMaxRuns),
+    'history-max-runs': runs(1, 100_000).default(DEFAULTS.historyMaxRuns),
     'dashboard-url': z.string().optional(),
   } satisfies Record<(typeof INPUT_NAMES)[number], z.ZodType>)
   .transform((v) => ({

@@ -1,8 +1,7 @@
 import { K6_METRIC } from '../../k6/metrics.ts';
 import type { HistoryEntry } from '../../result/history-entry.ts';
 import { formatMs, formatPercent, formatRate } from '../format.ts';
-import { escapeHtml as e, scriptJson } from './report.ts';
-import { CHART_JS_SOURCE, CHART_JS_VERSION } from './vendor/chartjs.ts';
+import { chartPage, escapeHtml as e } from './page.ts';
 
 /**
  * The trend page of the history branch (`index.html` at its root, for GitHub Pages): per key and
@@ -224,23 +223,18 @@ const TREND_SCRIPT = `
 export function renderTrendPage(entries: readonly HistoryEntry[], options: TrendPageOptions): string {
   const series = seriesOf(entries);
   const title = `k6 performance history: ${options.repository}`;
-  const chartJs = CHART_JS_SOURCE.replace(/<\/(script)/gi, '<\\/$1');
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en"><head><meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${e(title)}</title><style>${STYLE}</style></head>`,
-    `<body data-series="${series.length}">`,
-    `<h1>${e(title)}</h1>`,
-    `<p class="note">${entries.length} runs kept in the branch <code>${e(options.historyBranch)}</code>, written by the k6-distributed report action (mode store).</p>`,
-    '<p id="k6d-chart-error" hidden></p>',
-    series.length === 0 ? '<p>No runs yet.</p>' : '',
-    ...series.map((s) => seriesSection(s, options)),
-    `<footer>k6-distributed · charts by Chart.js ${e(CHART_JS_VERSION)} (MIT), inlined</footer>`,
-    `<script type="application/json" id="k6d-trend">${scriptJson({ series })}</script>`,
-    `<script>${chartJs}</script>`,
-    `<script>${TREND_SCRIPT}</script>`,
-    '</body></html>',
-    '',
-  ].join('\n');
+  return chartPage({
+    title,
+    style: STYLE,
+    bodyAttributes: `data-series="${series.length}"`,
+    parts: [
+      `<h1>${e(title)}</h1>`,
+      `<p class="note">${entries.length} runs kept in the branch <code>${e(options.historyBranch)}</code>, written by the k6-distributed report action (mode store).</p>`,
+      '<p id="k6d-chart-error" hidden></p>',
+      series.length === 0 ? '<p>No runs yet.</p>' : '',
+      ...series.map((s) => seriesSection(s, options)),
+    ],
+    data: { id: 'k6d-trend', value: { series } },
+    script: TREND_SCRIPT,
+  });
 }

@@ -10,22 +10,7 @@ import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
 import { report } from '../../../../src/actions/report/report.ts';
 import { RESULT_FILE } from '../../../../src/github/artifacts.ts';
 import type { RunResult } from '../../../../src/result/schema.ts';
-import {
-  API,
-  artifact,
-  artifacts,
-  MERGE_BASE,
-  nockBaseRuns,
-  nockNewComment,
-  OWNER,
-  prContext,
-  REPO,
-  REPO_PATH,
-  serveArtifact,
-  testGitHub,
-  useNock,
-  workflowRun,
-} from '../../../support/github.ts';
+import * as github from '../../../support/github.ts';
 import { makeResult } from '../../../support/results.ts';
 import { tempDir } from '../../../support/temp.ts';
 
@@ -33,7 +18,7 @@ import { tempDir } from '../../../support/temp.ts';
 // repository (a bare one in a temp folder, reached as `<serverUrl>/<owner>/<repo>.git`), and mode
 // comment reads it back when the result artifacts have expired (REST through nock).
 
-useNock();
+github.useNock();
 
 const BASELINE = 'k6-distributed-baseline-default';
 const BRANCH = 'perf-history';
@@ -43,14 +28,14 @@ const P95: Record<number, number> = { 500: 20, 501: 22, 502: 21, 503: 26, 504: 2
 /** A server whose repository Codertocat/Hello-World is a bare repository on disk. */
 function gitServer(): { serverUrl: string; repo: string } {
   const root = tempDir('k6d-server-');
-  const repo = path.join(root, OWNER, `${REPO}.git`);
+  const repo = path.join(root, github.OWNER, `${github.REPO}.git`);
   mkdirSync(path.dirname(repo), { recursive: true });
   execFileSync('git', ['init', '-q', '--bare', repo]);
   return { serverUrl: `file://${root}`, repo };
 }
 
 function sha(id: number): string {
-  return id === 501 ? MERGE_BASE : String(id).repeat(14).slice(0, 40);
+  return id === 501 ? github.MERGE_BASE : String(id).repeat(14).slice(0, 40);
 }
 
 /** The base branch's result of run `id`, started `id - 500` minutes after 10:00. */
@@ -66,7 +51,7 @@ function deps(ctx: ActionContext): { deps: ReportDeps; logs: string[] } {
   return {
     logs,
     deps: {
-      gh: testGitHub(),
+      gh: github.testGitHub(),
       transfer: {
         uploadArtifact: async () => ({ id: 8001, size: 10 }),
         // Another run's artifact: the real client, through nock (REST redirect + blob).
@@ -90,7 +75,7 @@ async function inputs(result: RunResult, extra: Record<string, string>) {
 /** Mode store on a push to master by workflow run `id`. */
 async function storeRun(serverUrl: string, id: number, extra: Record<string, string> = {}) {
   const ctx: ActionContext = {
-    ...prContext(),
+    ...github.prContext(),
     eventName: 'push',
     payload: {},
     ref: 'refs/heads/master',
@@ -105,12 +90,13 @@ async function storeRun(serverUrl: string, id: number, extra: Record<string, str
 
 /** The comment lookup of the PR: run 501 at the merge-base is the baseline, its artifact present. */
 function nockBaselineRuns(scope: nock.Scope): nock.Scope {
-  const newest = [506, 505, 504, 503, 502, 501, 500].map((id) => workflowRun(id, sha(id)));
-  nockBaseRuns(scope, { atMergeBase: [workflowRun(501, MERGE_BASE)], newest })
-    .get(`${REPO_PATH}/actions/runs/501/artifacts`)
+  const newest = [506, 505, 504, 503, 502, 501, 500].map((id) => github.workflowRun(id, sha(id)));
+  github
+    .nockBaseRuns(scope, { atMergeBase: [github.workflowRun(501, github.MERGE_BASE)], newest })
+    .get(`${github.REPO_PATH}/actions/runs/501/artifacts`)
     .query({ name: BASELINE, per_page: '100' })
-    .reply(200, artifacts([artifact(7001, BASELINE, 501)]));
-  return serveArtifact(scope, 7001, { [RESULT_FILE]: JSON.stringify(baseResult(501)) });
+    .reply(200, github.artifacts([github.artifact(7001, BASELINE, 501)]));
+  return github.serveArtifact(scope, 7001, { [RESULT_FILE]: JSON.stringify(baseResult(501)) });
 }
 
 function files(repo: string): string[] {
@@ -137,12 +123,12 @@ describe('report with history-branch', () => {
     ]);
     const page = execFileSync('git', ['-C', repo, 'show', `${BRANCH}:index.html`], { encoding: 'utf8' });
     expect(page).toContain('<tr data-run="502">');
-    expect(page).toContain(`${serverUrl}/${OWNER}/${REPO}/actions/runs/501`);
+    expect(page).toContain(`${serverUrl}/${github.OWNER}/${github.REPO}/actions/runs/501`);
   });
 
   it('mode store on a pull request writes nothing and says why', async () => {
     const { serverUrl, repo } = gitServer();
-    const { deps: d } = deps({ ...prContext(), serverUrl });
+    const { deps: d } = deps({ ...github.prContext(), serverUrl });
     const outcome = await report(await inputs(baseResult(501), { mode: 'store' }), d);
     expect(outcome.warnings).toEqual([
       'history-branch: not written from pull_request on refs/pull/2/merge: only a run on a branch (push, schedule, workflow_dispatch) adds to the history',
@@ -163,15 +149,15 @@ describe('report with history-branch', () => {
     const { serverUrl } = gitServer();
     for (const id of [500, 501, 502, 503, 504, 505, 506]) await storeRun(serverUrl, id);
     const judge = async (extra: Record<string, string>) => {
-      const scope = nock(API);
+      const scope = nock(github.API);
       const blob = nockBaselineRuns(scope);
       for (const id of [506, 505, 504, 503, 502, 500])
         scope
-          .get(`${REPO_PATH}/actions/runs/${id}/artifacts`)
+          .get(`${github.REPO_PATH}/actions/runs/${id}/artifacts`)
           .query({ name: BASELINE, per_page: '100' })
-          .reply(200, artifacts([artifact(id + 6500, BASELINE, id, { expired: true })]));
-      const posted = nockNewComment(scope, 78);
-      const d = deps({ ...prContext(), serverUrl });
+          .reply(200, github.artifacts([github.artifact(id + 6500, BASELINE, id, { expired: true })]));
+      const posted = github.nockNewComment(scope, 78);
+      const d = deps({ ...github.prContext(), serverUrl });
       // +22.7% and +5 ms on the baseline run: a regression by the fixed rule, normal by the history.
       const outcome = await report(
         await inputs(makeResult({ p95: 27 }), { 'history-runs': '5', ...extra }),
@@ -204,10 +190,10 @@ describe('report with history-branch', () => {
   it('mode comment with history-branch-read: always reads the history from the branch alone', async () => {
     const { serverUrl } = gitServer();
     for (const id of [502, 503, 504, 505, 506]) await storeRun(serverUrl, id);
-    const scope = nock(API);
+    const scope = nock(github.API);
     const blob = nockBaselineRuns(scope);
-    const posted = nockNewComment(scope, 79);
-    const d = deps({ ...prContext(), serverUrl });
+    const posted = github.nockNewComment(scope, 79);
+    const d = deps({ ...github.prContext(), serverUrl });
     const input = await inputs(makeResult({ p95: 27 }), {
       'history-runs': '6',
       'history-branch-read': 'always',
