@@ -126,32 +126,35 @@ async function storeOnce(
   options: StoreOptions,
 ): Promise<Omit<StoredEntry, 'attempts'>> {
   const dir = await options.tempDir('k6d-history-branch-');
-  await checkOut(target, dir);
-  const runsDir = path.join(dir, entry.key, RUNS);
-  await mkdir(runsDir, { recursive: true });
-  const name = entryFileName(entry);
-  await writeFile(path.join(runsDir, name), `${JSON.stringify(entry, null, 2)}\n`);
-  const files = await entryFiles(dir, entry.key);
-  const excess = files.slice(0, Math.max(0, files.length - options.maxRuns));
-  for (const old of excess) await rm(path.join(runsDir, old));
-  const { entries } = await readEntries(dir, await keysOf(dir));
-  await writeFile(
-    path.join(dir, 'index.html'),
-    renderTrendPage(entries, { ...options.page, historyBranch: target.branch }),
-  );
-  await writeFile(path.join(dir, '.nojekyll'), '');
-  await git(target.remote, dir, ['add', '-A']);
-  const kept = files.length - excess.length;
-  await git(target.remote, dir, [
-    'commit',
-    '-q',
-    '-m',
-    `k6-distributed: ${entry.key} run ${entry.workflowRunId} at ${entry.sha.slice(0, 7)} (${kept} runs kept${excess.length > 0 ? `, ${excess.length} oldest removed` : ''})`,
-  ]);
-  await git(target.remote, dir, ['push', '-q', target.remote.url, `HEAD:refs/heads/${target.branch}`]);
-  const commit = (await git(target.remote, dir, ['rev-parse', 'HEAD'])).trim();
-  await rm(dir, { recursive: true, force: true });
-  return { commit, file: `${entry.key}/${RUNS}/${name}`, pruned: excess.length, kept };
+  try {
+    await checkOut(target, dir);
+    const runsDir = path.join(dir, entry.key, RUNS);
+    await mkdir(runsDir, { recursive: true });
+    const name = entryFileName(entry);
+    await writeFile(path.join(runsDir, name), `${JSON.stringify(entry, null, 2)}\n`);
+    const files = await entryFiles(dir, entry.key);
+    const excess = files.slice(0, Math.max(0, files.length - options.maxRuns));
+    for (const old of excess) await rm(path.join(runsDir, old));
+    const { entries } = await readEntries(dir, await keysOf(dir));
+    await writeFile(
+      path.join(dir, 'index.html'),
+      renderTrendPage(entries, { ...options.page, historyBranch: target.branch }),
+    );
+    await writeFile(path.join(dir, '.nojekyll'), '');
+    await git(target.remote, dir, ['add', '-A']);
+    const kept = files.length - excess.length;
+    await git(target.remote, dir, [
+      'commit',
+      '-q',
+      '-m',
+      `k6-distributed: ${entry.key} run ${entry.workflowRunId} at ${entry.sha.slice(0, 7)} (${kept} runs kept${excess.length > 0 ? `, ${excess.length} oldest removed` : ''})`,
+    ]);
+    await git(target.remote, dir, ['push', '-q', target.remote.url, `HEAD:refs/heads/${target.branch}`]);
+    const commit = (await git(target.remote, dir, ['rev-parse', 'HEAD'])).trim();
+    return { commit, file: `${entry.key}/${RUNS}/${name}`, pruned: excess.length, kept };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**
