@@ -56,4 +56,6 @@ export interface BaseHistory {
   requested: number;
   /** Runs left out because their result artifact was missing, expired or unreadable. */
   skipped: number;
+  /** Runs whose key figures came from the history branch (`history-branch`) instead of an artifact. */
+  fromBranch?: { branch: string; runs: number };
 }

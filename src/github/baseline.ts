@@ -161,7 +161,8 @@ export async function findBaseline(
  * the history of the trend and the noise gate. Runs come from `newest` (listed by
  * {@link findBaseline}, so no second listing); a run in `known` (the baseline, already
  * downloaded) is not downloaded again. A run whose artifact is missing, expired or unreadable is
- * skipped and counted, never an error: the history is a help, the baseline decides alone without it.
+ * skipped and counted (`skippedIds`: the history branch may have them), never an error: the history
+ * is a help, the baseline decides alone without it.
  * Each download goes to its own folder under `q.dir`.
  */
 export async function findHistory(
@@ -172,9 +173,9 @@ export async function findHistory(
   count: number,
   known: ReadonlyArray<{ runId: number; result: RunResult }> = [],
   log: (line: string) => void = () => {},
-): Promise<{ runs: Array<{ run: CandidateRun; result: RunResult }>; skipped: number }> {
+): Promise<{ runs: Array<{ run: CandidateRun; result: RunResult }>; skipped: number; skippedIds: number[] }> {
   const runs: Array<{ run: CandidateRun; result: RunResult }> = [];
-  let skipped = 0;
+  const skippedIds: number[] = [];
   for (const run of newest) {
     if (runs.length >= count) break;
     const have = known.find((k) => k.runId === run.id);
@@ -186,7 +187,7 @@ export async function findHistory(
       const ref = { owner: q.owner, repo: q.repo, workflowRunId: run.id };
       const artifact = await findRunArtifact(gh, ref, q.artifactName);
       if (!artifact || artifact.expired) {
-        skipped++;
+        skippedIds.push(run.id);
         log(
           `history: run ${run.id} (${run.sha.slice(0, 7)}) has ${artifact ? 'an expired' : 'no'} ${q.artifactName}`,
         );
@@ -197,11 +198,11 @@ export async function findHistory(
       const what = `history artifact ${q.artifactName} of run ${run.id}`;
       runs.push({ run, result: parseRunResult(await readJson(path.join(dir, RESULT_FILE), what), what) });
     } catch (error) {
-      skipped++;
+      skippedIds.push(run.id);
       log(`history: run ${run.id} skipped (${errorMessage(error)})`);
     }
   }
-  return { runs: runs.reverse(), skipped };
+  return { runs: runs.reverse(), skipped: skippedIds.length, skippedIds };
 }
 
 async function readJson(file: string, what: string): Promise<unknown> {

@@ -41,4 +41,8 @@ export const DEFAULTS = {
   commentAuthor: 'github-actions[bot]',
   /** Successful base-branch runs the report reads for the trend and the noise gate. */
   historyRuns: 10,
+  /** When the report reads the history branch: to fill in runs whose artifacts expired. */
+  historyBranchRead: 'fallback',
+  /** Runs kept per key in the history branch. */
+  historyMaxRuns: 500,
 } as const;

@@ -60,6 +60,9 @@ function trendSection(input: CommentData, j: Judgement): string {
     looked.skipped > 0
       ? `${looked.skipped} run${looked.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired.`
       : '',
+    looked.fromBranch
+      ? `${looked.fromBranch.runs} run${looked.fromBranch.runs === 1 ? '' : 's'} read from the history branch ${inlineCode(looked.fromBranch.branch)}.`
+      : '',
     j.historyExcluded
       ? `${j.historyExcluded} run${j.historyExcluded === 1 ? '' : 's'} left out: another environment (runners, image, script…).`
       : '',

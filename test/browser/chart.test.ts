@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { timelineMarkdown, trendMarkdown } from '../../src/render/chart.ts';
-import { escapeHtml } from '../../src/render/html/report.ts';
+import { escapeHtml } from '../../src/render/html/page.ts';
 import { TIMELINE_SCHEMA, type Timeline } from '../../src/result/schema.ts';
 import { ROOT } from '../support/cli.ts';
 import { ensureChromium, openInChromium } from './support/chromium.ts';

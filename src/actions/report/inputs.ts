@@ -28,13 +28,29 @@ export const INPUT_NAMES = [
   'comment-author',
   'retention-days',
   'history-runs',
+  'history-branch',
+  'history-branch-read',
+  'history-max-runs',
   'dashboard-url',
   'junit-path',
 ] as const;
 
+/** When the comment reads the history branch: to fill in expired artifacts, or instead of them. */
+export const HISTORY_BRANCH_READS = ['fallback', 'always'] as const;
+
 /** What the action does; `auto` picks one from the event (see {@link resolveMode}). */
 export const MODES = ['auto', 'store', 'comment', 'bundle', 'post-bundle'] as const;
 export type Mode = (typeof MODES)[number];
+
+/** A number of runs from `min` to `max`: `must be 0 to 100 runs` otherwise. */
+function runs(min: number, max: number) {
+  const range = `must be ${min} to ${max} runs`;
+  return z.coerce
+    .number({ error: 'must be a whole number of runs' })
+    .int({ error: 'must be a whole number of runs' })
+    .min(min, { error: range })
+    .max(max, { error: range });
+}
 
 /** Every input of action.yml by name, and what it becomes (the schema is the type). */
 const schema = z
@@ -60,12 +76,16 @@ const schema = z
       .min(1, { error: 'must be 1 to 90 days' })
       .max(90, { error: 'must be 1 to 90 days' })
       .optional(),
-    'history-runs': z.coerce
-      .number({ error: 'must be a whole number of runs' })
-      .int({ error: 'must be a whole number of runs' })
-      .min(0, { error: 'must be 0 to 100 runs' })
-      .max(100, { error: 'must be 0 to 100 runs' })
-      .default(DEFAULTS.historyRuns),
+    'history-runs': runs(0, 100).default(DEFAULTS.historyRuns),
+    'history-branch': z
+      .string()
+      .regex(/^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,100}(?<![./])$/, {
+        error: 'must be a branch name: 1 to 100 letters, digits, ".", "_", "-" or "/"',
+      })
+      .refine((v) => !v.endsWith('.lock'), { error: 'must be a branch name, not ending in .lock' })
+      .optional(),
+    'history-branch-read': oneOf(HISTORY_BRANCH_READS).default(DEFAULTS.historyBranchRead),
+    'history-max-runs': runs(1, 100_000).default(DEFAULTS.historyMaxRuns),
     'dashboard-url': z.string().optional(),
     'junit-path': z.string().optional(),
   } satisfies Record<(typeof INPUT_NAMES)[number], z.ZodType>)
@@ -93,6 +113,12 @@ const schema = z
     ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
     /** How many successful base-branch runs the trend and the noise gate read (0: the baseline alone). */
     historyRuns: v['history-runs'],
+    /** The branch that keeps every run's key figures and the trend page (src/github/history-branch.ts). */
+    ...(v['history-branch'] ? { historyBranch: v['history-branch'] } : {}),
+    /** `fallback`: the branch fills in runs whose artifacts expired; `always`: the history is the branch's. */
+    historyBranchRead: v['history-branch-read'],
+    /** Runs kept per key in the history branch (store); the oldest beyond are removed. */
+    historyMaxRuns: v['history-max-runs'],
     /** @throws ConfigurationError `dashboard-url: … is not a URL` (thrown through the parse). */
     ...optionalDashboard(v['dashboard-url']),
     /** Where modes comment and bundle write the JUnit report with the comparison (src/render/junit.ts). */

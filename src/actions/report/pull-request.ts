@@ -7,7 +7,7 @@ import {
   bundleArtifactName,
   uploadFiles,
 } from '../../github/artifacts.ts';
-import { findBaseline, findHistory } from '../../github/baseline.ts';
+import { findBaseline } from '../../github/baseline.ts';
 import type { GitHub } from '../../github/client.ts';
 import { commentMarker, type MarkerKey, renderReportBodies } from '../../pr-comment/comment.ts';
 import type { Fitted } from '../../pr-comment/fit.ts';
@@ -18,6 +18,7 @@ import { readRunResult } from '../../result/read-result.ts';
 import type { RunResult } from '../../result/schema.ts';
 import { writeJUnitReport } from '../common/junit.ts';
 import { type ActionContext, runUrl, workflowFileFromRef } from './context.ts';
+import { baseHistory } from './history.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {
   judgedOutcome,
@@ -200,28 +201,18 @@ async function baselineFor(
   const found = { baseline: lookup.info, ...(lookup.result ? { base: lookup.result } : {}) };
   // The history helps only next to a baseline (an expired newest baseline means older ones are gone).
   if (inputs.historyRuns === 0 || !lookup.result || !lookup.info.run) return found;
-  const known = [{ runId: lookup.info.run.id, result: lookup.result }];
-  const history = await findHistory(
+  const run = lookup.info.run;
+  const history = await baseHistory(inputs, deps, pr, {
     gh,
-    deps.transfer,
-    { ...query, dir: await deps.tempDir('k6d-history-') },
-    lookup.newest,
-    inputs.historyRuns,
-    known,
-    deps.log,
-  );
-  deps.log(`history: ${history.runs.length} of ${inputs.historyRuns} runs read, ${history.skipped} skipped`);
-  return {
-    ...found,
-    history: {
-      runs: history.runs.map(({ run, result }) => ({
-        run: { id: run.id, sha: run.sha, createdAt: run.createdAt },
-        result,
-      })),
-      requested: inputs.historyRuns,
-      skipped: history.skipped,
+    transfer: deps.transfer,
+    query: { ...query, dir: await deps.tempDir('k6d-history-') },
+    newest: lookup.newest,
+    known: {
+      run: { id: run.id, sha: run.sha, ...(run.createdAt ? { createdAt: run.createdAt } : {}) },
+      result: lookup.result,
     },
-  };
+  });
+  return { ...found, history };
 }
 
 /**

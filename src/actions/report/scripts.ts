@@ -123,6 +123,7 @@ async function storeScripts(
   const summaries: string[] = [];
   const ids: string[] = [];
   const verdicts: string[] = [];
+  const warnings: string[] = [];
   for (const s of done) {
     const stored = await store(
       { ...own(s), title: `${inputs.title ?? defaultTitle(inputs.key)} · ${s.script}` },
@@ -130,6 +131,7 @@ async function storeScripts(
     );
     ids.push(stored.outputs['artifact-id']);
     verdicts.push(stored.outputs['run-verdict']);
+    warnings.push(...stored.warnings);
   }
   const missing = errors.map(
     (e) => `## ${inlineCode(e.script)}\n\n❌ no result, nothing stored: ${e.error}\n`,
@@ -145,6 +147,6 @@ async function storeScripts(
       'artifact-id': ids.join(','),
     },
     annotations: [],
-    warnings: [],
+    warnings,
   };
 }

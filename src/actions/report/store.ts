@@ -11,6 +11,7 @@ import { inlineCode } from '../../render/format.ts';
 import { renderHtmlReport } from '../../render/html/report.ts';
 import { renderReport } from '../../render/markdown.ts';
 import { readRunResult } from '../../result/read-result.ts';
+import { storeInHistoryBranch } from './history.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import { emptyOutputs, type ReportDeps, type ReportOutcome } from './outcome.ts';
 
@@ -65,6 +66,8 @@ export async function store(inputs: ReportActionInputs, deps: ReportDeps): Promi
   deps.log(
     `stored ${name} (artifact ${uploaded.id ?? '?'}, ${uploaded.size ?? '?'} bytes) for ${ctx.ref} at ${ctx.sha}`,
   );
+  // After the artifact: the history branch is a help, its failure a warning.
+  const warnings = await storeInHistoryBranch(inputs, deps, head);
   return {
     outputs: {
       ...emptyOutputs('store'),
@@ -73,6 +76,6 @@ export async function store(inputs: ReportActionInputs, deps: ReportDeps): Promi
       'artifact-id': uploaded.id === undefined ? '' : String(uploaded.id),
     },
     annotations: [],
-    warnings: [],
+    warnings,
   };
 }

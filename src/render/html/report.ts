@@ -3,18 +3,10 @@ import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-par
 import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
 import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
-import {
-  formatCount,
-  formatMs,
-  formatPercent,
-  formatRate,
-  formatValue,
-  htmlEntities,
-  showBidiControls,
-} from '../format.ts';
+import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { CLIENT_SCRIPT } from './client.ts';
-import { CHART_JS_SOURCE, CHART_JS_VERSION } from './vendor/chartjs.ts';
+import { chartPage, escapeHtml } from './page.ts';
 
 /**
  * The self-contained HTML report of one run, written next to the result JSON and uploaded with
@@ -40,22 +32,6 @@ export interface HtmlReportInput {
   title?: string;
   /** The `dashboard-url` input: a link narrowed to this run (src/render/dashboard.ts). */
   dashboardUrl?: string;
-}
-
-/**
- * Text as HTML text or attribute value: `& < > " '` become entities, and bidirectional controls
- * are shown as their code points (`[U+202E]`, src/render/format.ts), so user text reads as stored.
- */
-export function escapeHtml(text: string): string {
-  return htmlEntities(showBidiControls(text));
-}
-
-/** JSON that is safe inside a `<script>` element: `<`, U+2028 and U+2029 are escaped. */
-export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
 }
 
 function table(head: string[], rows: string[][], numeric: boolean[] = []): string {
@@ -290,28 +266,22 @@ export function renderHtmlReport(input: HtmlReportInput): string {
   const timeline = input.timeline ?? result.timeline;
   const title = input.title ?? `k6 load test: ${result.script}`;
   const data = { timeline, percentiles: percentiles(result, comparison) };
-  // No `</script` can occur in Chart.js' code today; escaping keeps it so after an update.
-  const chartJs = CHART_JS_SOURCE.replace(/<\/(script)/gi, '<\\/$1');
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en"><head><meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${e(title)}</title><style>${STYLE}</style></head>`,
-    `<body data-verdict="${result.verdict}">`,
-    headerSection(result, title, input.dashboardUrl),
-    '<p id="k6d-chart-error" hidden></p>',
-    thresholdsSection(result),
-    comparisonSection(comparison, input.baselineLabel),
-    keyFiguresSection(result),
-    timelineSection(timeline),
-    percentilesSection(result, comparison),
-    checksSection(result),
-    runnersSection(result),
-    `<footer>k6-distributed · charts by Chart.js ${e(CHART_JS_VERSION)} (MIT), inlined</footer>`,
-    `<script type="application/json" id="k6d-data">${scriptJson(data)}</script>`,
-    `<script>${chartJs}</script>`,
-    `<script>${CLIENT_SCRIPT}</script>`,
-    '</body></html>',
-    '',
-  ].join('\n');
+  return chartPage({
+    title,
+    style: STYLE,
+    bodyAttributes: `data-verdict="${result.verdict}"`,
+    parts: [
+      headerSection(result, title, input.dashboardUrl),
+      '<p id="k6d-chart-error" hidden></p>',
+      thresholdsSection(result),
+      comparisonSection(comparison, input.baselineLabel),
+      keyFiguresSection(result),
+      timelineSection(timeline),
+      percentilesSection(result, comparison),
+      checksSection(result),
+      runnersSection(result),
+    ],
+    data: { id: 'k6d-data', value: data },
+    script: CLIENT_SCRIPT,
+  });
 }

@@ -17,6 +17,8 @@ describe('report action inputs', () => {
       failOnRegression: true,
       commentAuthor: 'github-actions[bot]',
       historyRuns: 10,
+      historyBranchRead: 'fallback',
+      historyMaxRuns: 500,
     });
   });
 
@@ -56,6 +58,19 @@ describe('report action inputs', () => {
     );
     expect(() => parseReportInputs({ 'github-token': 'x', 'history-runs': '500' })).toThrow(
       'history-runs: must be 0 to 100 runs',
+    );
+    for (const branch of ['-x', 'a..b', 'a//b', 'a/', 'x.lock', 'a b', 'a~1'])
+      expect(() => parseReportInputs({ 'github-token': 'x', 'history-branch': branch }), branch).toThrow(
+        /^history-branch: must be a branch name/,
+      );
+    expect(parseReportInputs({ 'github-token': 'x', 'history-branch': 'perf/history-1' }).historyBranch).toBe(
+      'perf/history-1',
+    );
+    expect(() => parseReportInputs({ 'github-token': 'x', 'history-max-runs': '0' })).toThrow(
+      'history-max-runs: must be 1 to 100000 runs',
+    );
+    expect(() => parseReportInputs({ 'github-token': 'x', 'history-branch-read': 'never' })).toThrow(
+      'history-branch-read: "never" is not one of fallback, always',
     );
     expect(() => parseReportInputs({ 'github-token': 'x', 'dashboard-url': 'grafana/d/k6' })).toThrow(
       'dashboard-url: "grafana/d/k6" is not a URL (e.g. https://grafana.example.com/d/k6)',

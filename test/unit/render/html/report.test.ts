@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderHtmlReport, scriptJson } from '../../../../src/render/html/report.ts';
+import { escapeHtml, scriptJson } from '../../../../src/render/html/page.ts';
+import { renderHtmlReport } from '../../../../src/render/html/report.ts';
 import { RESULT_SCHEMA, type RunResult } from '../../../../src/result/schema.ts';
 
 // The document's text without a browser; html-report.test.ts opens real reports in Chromium.
