@@ -143,11 +143,11 @@ export interface Packed {
   unpackedSize: number;
 }
 
-/** `npm pack` of this repository into `dest`. */
-export function packPackage(dest: string): Packed {
+/** `npm pack` of this repository (or of another tree of it, `root`) into `dest`. */
+export function packPackage(dest: string, root = ROOT): Packed {
   const [packed] = JSON.parse(
     execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
-      cwd: ROOT,
+      cwd: root,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
