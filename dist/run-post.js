@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{e as o}from"./chunks/chunk-NLNOE5L3.js";import"./chunks/chunk-YNWQP5C6.js";import"./chunks/chunk-XUUHJJGJ.js";import"./chunks/chunk-UFPAOOXS.js";await o();
+import{e as o}from"./chunks/chunk-MRV7JTC6.js";import"./chunks/chunk-3PG55DKX.js";await o();
