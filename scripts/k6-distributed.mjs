@@ -2,9 +2,20 @@
 // The npm package's command (`npx k6-distributed`). For `run` and `demo` without `--k6` or
 // $K6_BINARY it first finds a k6, or builds the pinned one once: scripts/ensure-k6.sh, with the
 // tools/k6 module the package carries (k6 on PATH when it is v1.x or v2.x, else
-// ~/.cache/k6-distributed/k6-<version>/k6, built with Go when missing). Then it runs the CLI.
+// ~/.cache/k6-distributed/k6-<version>/k6, built with Go when missing). Then it runs the CLI,
+// dist/cli.js, built for Node 20 (scripts/build.mjs); on an older Node it says so in one line and
+// loads nothing.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
+const MIN_NODE = 20; // package.json `engines`
+if (Number(process.versions.node.split('.')[0]) < MIN_NODE) {
+  console.error(
+    `k6-distributed: Node ${process.versions.node} is running this, but it needs Node ${MIN_NODE} or newer ` +
+      '(22.19 or newer for --backend kubernetes); install a newer Node.',
+  );
+  process.exit(1);
+}
 
 const args = process.argv.slice(2);
 const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args;

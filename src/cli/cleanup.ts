@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { apiError } from '../backends/kubernetes/api-errors.ts';
-import { removeLeftoversOf } from '../backends/kubernetes/cleanup.ts';
 import { allRunsSelector, runSelector } from '../backends/kubernetes/names.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { addClusterOptions, loadCliCluster, readClusterFlags } from './kubernetes.ts';
+import { addClusterOptions, kubernetesNodeProblem, readClusterFlags } from './kubernetes.ts';
 
 /**
  * `k6-distributed cleanup [--run-id ID | --all]`: removes from a cluster what Kubernetes runs left
@@ -54,13 +52,13 @@ export function addCleanupCommand(program: Command, out: (line: string) => void,
     .option('--all', 'every run of k6-distributed in the namespace, runs under way included');
   addClusterOptions(command).action(async (flags: CleanupFlags, cmd: Command) => {
     const selector = cleanupSelector(flags);
-    const { kc, namespace } = loadCliCluster(readClusterFlags(cmd));
+    const cluster = readClusterFlags(cmd);
+    const problem = kubernetesNodeProblem();
+    if (problem) throw new ConfigurationError(problem.replace('--backend kubernetes', 'cleanup'));
     const what = flags.all ? 'every run' : `run ${flags.runId}`;
-    const { removed, left } = await removeLeftoversOf(kc, namespace, selector, log).catch(
-      (error: unknown) => {
-        throw apiError(error, `listing the objects of ${what} in namespace ${namespace}`);
-      },
-    );
+    // The Kubernetes client loads only here, as for `run --backend kubernetes` (kubernetes-run.ts).
+    const { removeClusterLeftovers } = await import('./kubernetes-run.ts');
+    const { removed, left, namespace } = await removeClusterLeftovers(cluster, selector, what, log);
     for (const name of removed) out(`removed ${name}`);
     if (removed.length === 0 && left.length === 0)
       log.info(`nothing to remove: no ConfigMap or Pod of ${what} in namespace ${namespace}`);

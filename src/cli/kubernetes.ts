@@ -1,21 +1,14 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
-import { KubernetesBackend } from '../backends/kubernetes/backend.ts';
-import { deleteRun } from '../backends/kubernetes/cleanup.ts';
-import { defaultNamespace, loadKubeConfig } from '../backends/kubernetes/kubeconfig.ts';
 import { ConfigurationError } from '../errors.ts';
 import { DEFAULTS } from '../inputs/defaults.ts';
 import {
   KUBERNETES_INPUTS,
   type KubernetesInput,
   type KubernetesInputs,
-  kubernetesBackendOptions,
   parseKubernetesInputs,
 } from '../inputs/kubernetes.ts';
 import type { Logger } from '../log.ts';
-import { newRunId } from '../run/plan.ts';
+import type { KubernetesCliRun } from './kubernetes-run.ts';
 
 /**
  * The CLI's Kubernetes flags: every input of the run action's Kubernetes backend
@@ -121,17 +114,6 @@ export function readKubernetesFlags(command: Command): KubernetesInputs | undefi
   }, flagOf);
 }
 
-/** A Kubernetes run of the CLI: its credentials, namespace and run id, made before the preflight. */
-export interface KubernetesCliRun {
-  kc: KubeConfig;
-  namespace: string;
-  runId: string;
-  /** The backend of the run (for `runTest`). */
-  createBackend(): KubernetesBackend;
-  /** Deletes every object of the run without waiting for its Pods to go (a second Ctrl-C). */
-  deleteNow(): Promise<void>;
-}
-
 /** The inputs that name a cluster and a namespace: `--kubeconfig`, `--context`, `--namespace`. */
 const CLUSTER_INPUTS = ['kubeconfig', 'context', 'namespace'] as const;
 
@@ -167,45 +149,34 @@ export function readClusterFlags(
 }
 
 /**
- * Loads the credentials `--kubeconfig` and `--context` name (else `$KUBECONFIG`, `~/.kube/config`,
- * in-cluster) and the namespace: `--namespace`, else the context's, else `default`.
- * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
+ * The oldest Node the Kubernetes backend loads on: @kubernetes/client-node 2.x uses undici 8,
+ * which needs Node 22.19 (`zlib.createZstdDecompress` at load). The rest of the CLI runs on Node 20.
  */
-export function loadCliCluster(inputs: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>): {
-  kc: KubeConfig;
-  namespace: string;
-} {
-  const names = { kubeconfig: '--kubeconfig', context: '--context' };
-  let env = process.env;
-  if (inputs.kubeconfig) {
-    const file = path.resolve(inputs.kubeconfig);
-    if (!existsSync(file)) throw new ConfigurationError(`--kubeconfig: no file at ${inputs.kubeconfig}`);
-    env = { ...process.env, KUBECONFIG: file };
-  }
-  const kc = loadKubeConfig({ ...(inputs.context ? { context: inputs.context } : {}), names }, env);
-  return { kc, namespace: inputs.namespace ?? defaultNamespace(kc) };
+export const KUBERNETES_MIN_NODE = '22.19.0';
+
+/** Why this Node cannot run the Kubernetes backend, or undefined when it can. */
+export function kubernetesNodeProblem(version = process.versions.node): string | undefined {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const [needMajor = 0, needMinor = 0] = KUBERNETES_MIN_NODE.split('.').map(Number);
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return undefined;
+  return (
+    `--backend kubernetes: Node ${version} is running this, but the Kubernetes backend needs Node ` +
+    `${KUBERNETES_MIN_NODE.replace(/\.0$/, '')} or newer (its client, @kubernetes/client-node 2.x, needs it); ` +
+    'install a newer Node, or use --backend local, which runs on Node 20'
+  );
 }
 
 /**
- * Loads the credentials the flags name ({@link loadCliCluster}) and prepares the run.
- * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
+ * Loads the credentials the flags name and prepares the run. The Kubernetes client is loaded only
+ * here, so the CLI starts fast and runs its local backend on a Node the client cannot load on.
+ * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used, or
+ *   `--backend kubernetes` on a Node older than {@link KUBERNETES_MIN_NODE}.
  */
-export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): KubernetesCliRun {
-  const { kc, namespace } = loadCliCluster(inputs);
-  const runId = newRunId();
-  return {
-    kc,
-    namespace,
-    runId,
-    createBackend: () =>
-      new KubernetesBackend({
-        ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),
-        secretEnvInput: flagOf('secret-env'),
-      }),
-    deleteNow: async () => {
-      await deleteRun(kc, namespace, runId, log, 0);
-    },
-  };
+export async function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): Promise<KubernetesCliRun> {
+  const problem = kubernetesNodeProblem();
+  if (problem) throw new ConfigurationError(problem);
+  const { prepareKubernetesRun } = await import('./kubernetes-run.ts');
+  return prepareKubernetesRun(inputs, log, flagOf('secret-env'));
 }
 
 /**

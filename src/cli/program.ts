@@ -164,7 +164,7 @@ async function runCommand(
     RUN_CONFIG_FLAGS,
   );
   if (config.k6Binary) resolveK6Binary(config.k6Binary, process.env, RUN_CONFIG_FLAGS.k6Binary);
-  const cluster = kubernetes ? kubernetesCliRun(kubernetes, stderrLog) : undefined;
+  const cluster = kubernetes ? await kubernetesCliRun(kubernetes, stderrLog) : undefined;
   if (cluster) stderrLog.info(`run ${cluster.runId} in namespace ${cluster.namespace}`);
   const controller = new AbortController();
   let interrupts = 0;

@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import { load as parseYaml } from 'js-yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.ts';
 import { firstIssue } from './parse.ts';
