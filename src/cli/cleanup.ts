@@ -2,7 +2,12 @@ import type { Command } from 'commander';
 import { allRunsSelector, runSelector } from '../backends/kubernetes/names.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { addClusterOptions, kubernetesNodeProblem, readClusterFlags } from './kubernetes.ts';
+import {
+  addClusterOptions,
+  KUBERNETES_MIN_NODE,
+  kubernetesNodeProblem,
+  readClusterFlags,
+} from './kubernetes.ts';
 
 /**
  * `k6-distributed cleanup [--run-id ID | --all]`: removes from a cluster what Kubernetes runs left
@@ -53,8 +58,10 @@ export function addCleanupCommand(program: Command, out: (line: string) => void,
   addClusterOptions(command).action(async (flags: CleanupFlags, cmd: Command) => {
     const selector = cleanupSelector(flags);
     const cluster = readClusterFlags(cmd);
-    const problem = kubernetesNodeProblem();
-    if (problem) throw new ConfigurationError(problem.replace('--backend kubernetes', 'cleanup'));
+    if (kubernetesNodeProblem())
+      throw new ConfigurationError(
+        `cleanup: Node ${process.versions.node} is running this, but cleanup uses the Kubernetes client, which needs Node ${KUBERNETES_MIN_NODE.replace(/\.0$/, '')} or newer`,
+      );
     const what = flags.all ? 'every run' : `run ${flags.runId}`;
     // The Kubernetes client loads only here, as for `run --backend kubernetes` (kubernetes-run.ts).
     const { removeClusterLeftovers } = await import('./kubernetes-run.ts');
