@@ -196,7 +196,7 @@ describe.each(nodes)('installed and run on Node $version ($source)', (node) => {
       cwd(),
     );
     expect(out.status, out.stderr).toBe(0);
-    expect(out.stdout).toContain('✅ passed');
+    expect(out.stdout).toContain('✓ passed');
     expect(out.stdout).toContain('2 runners (local)');
     const result = JSON.parse(
       readFileSync(path.join(cwd(), 'k6-distributed-result.json'), 'utf8'),
@@ -266,7 +266,7 @@ describe(`on Node ${REGISTRY_NODES.oldest}, the oldest engines allows`, () => {
       true,
     );
     expect(out.status, out.stderr).toBe(0);
-    expect(out.stdout).toContain('✅ passed');
+    expect(out.stdout).toContain('✓ passed');
   });
 
   it('Node 18 is refused in one line before anything loads', () => {
