@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, Option } from 'commander';
@@ -59,6 +59,10 @@ const FLAGS: Record<KubernetesInput, { value: string; help: string; repeat?: tru
   },
   'service-account': { value: 'name', help: 'ServiceAccount of the runner Pods (its token is not mounted)' },
   'priority-class': { value: 'name', help: 'PriorityClass of the runner Pods' },
+  'pod-patch': {
+    value: 'file or yaml',
+    help: 'strategic merge patch of every runner Pod (volumes, envFrom, affinity, initContainers, …)',
+  },
   'schedule-timeout': {
     value: 's',
     help: 'seconds a runner Pod may stay unschedulable',
@@ -117,8 +121,26 @@ export function readKubernetesFlags(command: Command): KubernetesInputs | undefi
   }
   return parseKubernetesInputs((input) => {
     const value = values[attribute(input)];
+    if (input === 'pod-patch' && typeof value === 'string') return podPatchText(value);
     return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
   }, flagOf);
+}
+
+/**
+ * `--pod-patch`'s YAML: the file it names, or the value itself when it is YAML (it has a `:`, a `{`,
+ * a `[` or several lines).
+ * @throws ConfigurationError `--pod-patch: no file at …` for a value that is neither.
+ */
+function podPatchText(value: string): string {
+  if (existsSync(value)) {
+    try {
+      return readFileSync(value, 'utf8');
+    } catch (error) {
+      throw new ConfigurationError(`--pod-patch: cannot read ${value}: ${(error as Error).message}`);
+    }
+  }
+  if (/[:{[\n]/.test(value)) return value;
+  throw new ConfigurationError(`--pod-patch: no file at ${value} (give a YAML file or the YAML itself)`);
 }
 
 /** A Kubernetes run of the CLI: its credentials, namespace and run id, made before the preflight. */
@@ -201,6 +223,7 @@ export function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): Kuberne
       new KubernetesBackend({
         ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),
         secretEnvInput: flagOf('secret-env'),
+        podPatchInput: flagOf('pod-patch'),
       }),
     deleteNow: async () => {
       await deleteRun(kc, namespace, runId, log, 0);
