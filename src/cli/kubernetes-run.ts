@@ -47,14 +47,15 @@ export function loadCliCluster(inputs: Pick<KubernetesInputs, 'kubeconfig' | 'co
 
 /**
  * Loads the credentials the flags name ({@link loadCliCluster}) and prepares the run.
- * @param secretEnvFlag how the user names the secret-env input (`--secret-env`), for the warning
- *   about `-e` values in the Pods' environment.
+ * @param inputNames how the user names the secret-env and pod-patch inputs (`--secret-env`,
+ *   `--pod-patch`), for the warning about `-e` values in the Pods' environment and the pod patch's
+ *   errors.
  * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
  */
 export function prepareKubernetesRun(
   inputs: KubernetesInputs,
   log: Logger,
-  secretEnvFlag: string,
+  inputNames: { secretEnvInput: string; podPatchInput: string },
 ): KubernetesCliRun {
   const { kc, namespace } = loadCliCluster(inputs);
   const runId = newRunId();
@@ -65,7 +66,7 @@ export function prepareKubernetesRun(
     createBackend: () =>
       new KubernetesBackend({
         ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),
-        secretEnvInput: secretEnvFlag,
+        ...inputNames,
       }),
     deleteNow: async () => {
       await deleteRun(kc, namespace, runId, log, 0);

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ConfigurationError } from '../errors.ts';
 import { DEFAULTS } from '../inputs/defaults.ts';
@@ -52,6 +53,10 @@ const FLAGS: Record<KubernetesInput, { value: string; help: string; repeat?: tru
   },
   'service-account': { value: 'name', help: 'ServiceAccount of the runner Pods (its token is not mounted)' },
   'priority-class': { value: 'name', help: 'PriorityClass of the runner Pods' },
+  'pod-patch': {
+    value: 'file or yaml',
+    help: 'strategic merge patch of every runner Pod (volumes, envFrom, affinity, initContainers, …)',
+  },
   'schedule-timeout': {
     value: 's',
     help: 'seconds a runner Pod may stay unschedulable',
@@ -110,8 +115,26 @@ export function readKubernetesFlags(command: Command): KubernetesInputs | undefi
   }
   return parseKubernetesInputs((input) => {
     const value = values[attribute(input)];
+    if (input === 'pod-patch' && typeof value === 'string') return podPatchText(value);
     return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
   }, flagOf);
+}
+
+/**
+ * `--pod-patch`'s YAML: the file it names, or the value itself when it is YAML (it has a `:`, a `{`,
+ * a `[` or several lines).
+ * @throws ConfigurationError `--pod-patch: no file at …` for a value that is neither.
+ */
+function podPatchText(value: string): string {
+  if (existsSync(value)) {
+    try {
+      return readFileSync(value, 'utf8');
+    } catch (error) {
+      throw new ConfigurationError(`--pod-patch: cannot read ${value}: ${(error as Error).message}`);
+    }
+  }
+  if (/[:{[\n]/.test(value)) return value;
+  throw new ConfigurationError(`--pod-patch: no file at ${value} (give a YAML file or the YAML itself)`);
 }
 
 /** The inputs that name a cluster and a namespace: `--kubeconfig`, `--context`, `--namespace`. */
@@ -176,7 +199,10 @@ export async function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): P
   const problem = kubernetesNodeProblem();
   if (problem) throw new ConfigurationError(problem);
   const { prepareKubernetesRun } = await import('./kubernetes-run.ts');
-  return prepareKubernetesRun(inputs, log, flagOf('secret-env'));
+  return prepareKubernetesRun(inputs, log, {
+    secretEnvInput: flagOf('secret-env'),
+    podPatchInput: flagOf('pod-patch'),
+  });
 }
 
 /**

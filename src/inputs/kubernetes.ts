@@ -8,6 +8,7 @@ import type {
   RunnerEnv,
   Spread,
 } from '../backends/kubernetes/options.ts';
+import { checkPodPatch, type PodPatch } from '../backends/kubernetes/pod-patch.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { RunEnvironment } from '../result/schema.ts';
@@ -41,6 +42,7 @@ export const KUBERNETES_INPUTS = [
   'image-pull-secrets',
   'service-account',
   'priority-class',
+  'pod-patch',
   'schedule-timeout',
   'cleanup',
 ] as const;
@@ -152,6 +154,21 @@ function qualifiedMap(input: string, text: string | undefined, labelValues: bool
   return Object.fromEntries(pairs);
 }
 
+/** An example of the `pod-patch` input, for its errors. */
+const POD_PATCH_EXAMPLE = '{spec: {containers: [{name: k6, envFrom: [{configMapRef: {name: settings}}]}]}}';
+
+/**
+ * The `pod-patch` input: a YAML map shaped like a Pod, checked (pod-patch.ts `checkPodPatch`) before
+ * anything is created. Undefined when not given.
+ * @throws ConfigurationError naming `input`: not YAML, not a map, or a field k6-distributed owns.
+ */
+function podPatch(input: string, text: string | undefined): PodPatch | undefined {
+  const patch = parseYamlInput(input, text, z.record(z.string(), z.unknown()), POD_PATCH_EXAMPLE);
+  if (!patch) return undefined;
+  checkPodPatch(patch as PodPatch, input);
+  return patch as PodPatch;
+}
+
 /** `a`, `a,b` or one name per line: names of Secrets. */
 function secretNames(input: string, text: string | undefined): string[] {
   const names = (text ?? '')
@@ -230,6 +247,8 @@ export function parseKubernetesInputs(
     '{requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 256Mi}}',
   );
   if (barrierResources) inputs.barrierResources = barrierResources;
+  const patch = podPatch(name('pod-patch'), text('pod-patch'));
+  if (patch) inputs.podPatch = patch;
   const annotations = qualifiedMap(name('pod-annotations'), text('pod-annotations'), false);
   if (Object.keys(annotations).length > 0) inputs.podAnnotations = annotations;
   const pullSecrets = secretNames(name('image-pull-secrets'), text('image-pull-secrets'));
@@ -267,6 +286,7 @@ export function kubernetesBackendOptions(
     ...(inputs.serviceAccountName ? { serviceAccountName: inputs.serviceAccountName } : {}),
     ...(inputs.podAnnotations ? { podAnnotations: inputs.podAnnotations } : {}),
     ...(inputs.priorityClassName ? { priorityClassName: inputs.priorityClassName } : {}),
+    ...(inputs.podPatch ? { podPatch: inputs.podPatch } : {}),
     env: inputs.env,
     labels: inputs.labels,
     sysctls: inputs.sysctls,

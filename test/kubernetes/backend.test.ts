@@ -3,9 +3,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, SchedulingV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { parse } from 'yaml';
 import { KubernetesBackend } from '../../src/backends/kubernetes/backend.ts';
 import { LABELS } from '../../src/backends/kubernetes/names.ts';
 import type { KubernetesBackendOptions } from '../../src/backends/kubernetes/options.ts';
+import type { PodPatch } from '../../src/backends/kubernetes/pod-patch.ts';
 import { parseRunConfig } from '../../src/config.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { RunResult } from '../../src/result/schema.ts';
@@ -325,5 +327,108 @@ describe('Pod options', () => {
     }
     // The kubelet enforces the limit: the k6 container's memory cgroup holds it.
     expect(limits).toEqual([String(512 * 1024 * 1024)]);
+  });
+});
+
+describe('a pod-patch', () => {
+  // The patch reaches real containers: a volume (a ConfigMap the test makes, mounted into the k6
+  // container: k6 reads its config file from it through K6_CONFIG, as a runner runs the archive on
+  // its own file system, where `open()` sees only the archive's files), an `envFrom` (another
+  // ConfigMap, its variables read by the script), a required node affinity picking one dedicated
+  // node by its hostname label, an init container and a label.
+  const node = 'k6d-loadtest-2';
+  const env = 'k6d-test-pp-env';
+  const files = 'k6d-test-pp-files';
+
+  beforeAll(async () => {
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: {
+        metadata: { name: env },
+        data: { FROM_ENVFROM: 'hello-envfrom', K6_CONFIG: '/k6d-data/config.json' },
+      },
+    });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: {
+        metadata: { name: files },
+        data: { 'config.json': '{"userAgent": "from-volume/1"}', 'note.txt': 'mounted' },
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const name of [env, files])
+      await core.deleteNamespacedConfigMap({ name, namespace: 'default' }).catch(() => {});
+  });
+
+  it('mounts a volume, takes envFrom, follows a node affinity and runs an init container on real kubelets', async () => {
+    const script = writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { check, sleep } from 'k6';
+export const options = { vus: 2, duration: '4s', thresholds: { checks: ['rate==1'] } };
+export default function () {
+  const seen = __ENV.FROM_ENVFROM + '|' + exec.test.options.userAgent;
+  http.get(__ENV.TARGET + '/patched', { headers: { 'x-runner': seen } });
+  check(null, {
+    'envFrom reached the script': () => __ENV.FROM_ENVFROM === 'hello-envfrom',
+    'the volume reached k6': () => exec.test.options.userAgent === 'from-volume/1',
+  });
+  sleep(0.2);
+}
+`);
+    const podPatch = parse(`
+metadata: {labels: {patched: "yes"}}
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [${node}]}]
+  initContainers:
+    - {name: init, image: grafana/k6:2.2.0, command: [k6, version]}
+  containers:
+    - name: k6
+      envFrom: [{configMapRef: {name: ${env}}}]
+      volumeMounts: [{name: data, mountPath: /k6d-data, readOnly: true}]
+  volumes:
+    - {name: data, configMap: {name: ${files}}}
+`) as PodPatch;
+    const seen: Array<Record<string, unknown>> = [];
+    const { result, error, logs } = await run(
+      script,
+      { podPatch, placement: { ...DEDICATED, spread: 'none' } },
+      async (pods) => {
+        for (const pod of pods) {
+          const pid = containerPid(pod, 'k6');
+          seen.push({
+            node: pod.spec!.nodeName,
+            label: pod.metadata!.labels!.patched,
+            init: pod.status!.initContainerStatuses!.map((c) => [c.name, c.state?.terminated?.exitCode]),
+            file: readFileSync(`/proc/${pid}/root/k6d-data/note.txt`, 'utf8'),
+            env: readFileSync(`/proc/${pid}/environ`, 'utf8')
+              .split('\0')
+              .includes('FROM_ENVFROM=hello-envfrom'),
+          });
+        }
+      },
+    );
+    expect(error).toBeUndefined();
+    expect(result!.verdict).toBe('passed');
+    expect(seen).toEqual(
+      [0, 1].map(() => ({ node, label: 'yes', init: [['init', 0]], file: 'mounted', env: true })),
+    );
+    expect(result!.runners.map((r) => r.node)).toEqual([node, node]);
+    // What the script saw, from the requests it sent, and its checks (not vacuous: some ran).
+    const sent = target.arrivals.filter((a) => a.path === '/patched');
+    expect(sent.length).toBeGreaterThan(0);
+    expect(new Set(sent.map((a) => a.runner))).toEqual(new Set(['hello-envfrom|from-volume/1']));
+    expect(result!.metrics.checks!.values).toMatchObject({ rate: 1, fails: 0 });
+    expect(result!.rootGroup.checks.map((c) => [c.name, c.passes > 0, c.fails])).toEqual([
+      ['envFrom reached the script', true, 0],
+      ['the volume reached k6', true, 0],
+    ]);
+    // The patch loosens nothing (the init container got the hardened securityContext): no warning.
+    expect(logs.filter((l) => l.includes('loosens'))).toEqual([]);
   });
 });

@@ -104,6 +104,15 @@ export const options = {
 };
 export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-runner': __ENV.K6D_RUNNER_INDEX } }); }
 `);
+    // --pod-patch from a file: an env var and an init container whose root file system is left
+    // writable, which the run warns about naming the flag.
+    const patch = writeScript(
+      `spec:
+  initContainers: [{name: init, image: ${REGISTRY}/k6d/k6:2.2.0, command: [k6, version], securityContext: {readOnlyRootFilesystem: false}}]
+  containers: [{name: k6, env: [{name: PATCHED, value: "yes"}]}]
+`,
+      'runner-patch.yaml',
+    );
     const before = target.arrivals.length;
     // The runner Pods as they ran (listed while the run goes on): each is deleted to end k6's
     // --linger once teardown() ran.
@@ -141,6 +150,8 @@ export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-run
         '{requests: {cpu: 5m, memory: 16Mi}, limits: {memory: 200Mi}}',
         '--env',
         'GREETING=hello',
+        '--pod-patch',
+        patch,
         '--cleanup',
         'never',
         '--',
@@ -191,7 +202,12 @@ export default function () { http.get(__ENV.TARGET + '/cli', { headers: { 'x-run
           limits: { memory: '200Mi' },
         });
         expect(k6!.env).toContainEqual({ name: 'GREETING', value: 'hello' });
+        expect(k6!.env).toContainEqual({ name: 'PATCHED', value: 'yes' });
+        expect(pod.spec!.initContainers!.map((c) => c.name)).toEqual(['init']);
       }
+      expect(run.stderr).toContain(
+        "--pod-patch loosens the runner Pods' hardened defaults: spec.initContainers[init].securityContext.readOnlyRootFilesystem\n",
+      );
     } finally {
       clearInterval(listing);
       expect(await deleteRun(kc, NAMESPACE, runId!, { warning: () => {} })).toEqual([]);

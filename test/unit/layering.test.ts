@@ -24,7 +24,16 @@ const LAYERS: readonly (readonly string[])[] = [
   // 2. Facts about k6.
   ['src/k6/'],
   // 3. Input parsing, the validated config, the option types the inputs build.
-  ['src/inputs/', 'src/config.ts', 'src/backends/kubernetes/options.ts'],
+  //    (The Kubernetes Pod patch is checked by the inputs: its merge, its rules and the names they
+  //    use sit here too.)
+  [
+    'src/inputs/',
+    'src/config.ts',
+    'src/backends/kubernetes/options.ts',
+    'src/backends/kubernetes/names.ts',
+    'src/backends/kubernetes/strategic-merge.ts',
+    'src/backends/kubernetes/pod-patch.ts',
+  ],
   // 4. The backends (the Backend interface, local processes, Kubernetes Pods).
   ['src/backends/'],
   // 5. The aggregate and the result document.

@@ -38,6 +38,8 @@ export const API_ERRORS: Readonly<Record<number, ApiErrorRule>> = {
  * message (e.g. `spec.template.spec.containers[0].resources.requests`); the first match wins.
  */
 export const FIELD_INPUTS: ReadonlyArray<[field: RegExp, input: string]> = [
+  // Fields only the `pod-patch` input sets.
+  [/\b(initContainers|envFrom|volumeMounts|volumes|hostAliases)\b/, 'pod-patch'],
   [/\bsecretKeyRef\b/, 'secret-env'],
   [/\bresources\b/, 'resources'],
   [/\bnodeSelector\b/, 'node-selector'],

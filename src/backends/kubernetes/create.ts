@@ -5,6 +5,7 @@ import { API_CONCURRENCY, eachLimited, retrying } from './api-client.ts';
 import { apiStatus } from './api-errors.ts';
 import { archiveConfigMap, MAX_ARCHIVE_BYTES, type RunSpec, runnerPod } from './manifests.ts';
 import { runName } from './names.ts';
+import { loosenedDefaults } from './pod-patch.ts';
 
 /**
  * Creates an object, retrying transient API errors. When a retried create finds the object there
@@ -55,10 +56,28 @@ export function plainEnvWarning(
 }
 
 /**
+ * The warning for a `pod-patch` that loosens the runner Pods' hardened defaults (pod-patch.ts
+ * `loosenedDefaults`), naming each field; undefined without a patch or when it loosens none. Builds
+ * runner 0's Pod, so a patch that changes a field k6-distributed owns fails here, before anything is
+ * created.
+ * @throws ConfigurationError naming the `pod-patch` input and the field.
+ */
+export function podPatchWarning(spec: RunSpec): string | undefined {
+  const runner = spec.plan.runners[0];
+  if (!spec.podPatch || !runner) return undefined;
+  const loosened = loosenedDefaults(runnerPod(spec, runner, { name: runName(spec.runId), uid: '' }));
+  if (loosened.length === 0) return undefined;
+  return `${spec.podPatchInput ?? 'pod-patch'} loosens the runner Pods' hardened defaults: ${loosened.join(', ')}`;
+}
+
+/**
  * Creates the run's objects (manifests.ts): the ConfigMap with the archive first, then one Pod per
  * runner, owned by it, {@link API_CONCURRENCY} at a time. Each create is retried while the API
- * server fails transiently ({@link createOrRead}). The user's `-e` values are warned about first
- * ({@link plainEnvWarning}).
+ * server fails transiently ({@link createOrRead}). The user's `-e` values and a `pod-patch` that
+ * loosens the hardened defaults are warned about first ({@link plainEnvWarning},
+ * {@link podPatchWarning}).
+ * @throws ConfigurationError naming `pod-patch` when it changes a field k6-distributed owns, before
+ *   anything is created.
  * @throws the API error of the first create that failed for good (the caller names what it did).
  */
 export async function createRun(
@@ -68,8 +87,7 @@ export async function createRun(
   log?: Pick<Logger, 'warning'>,
 ): Promise<void> {
   const { namespace, runId } = spec;
-  const warning = plainEnvWarning(spec);
-  if (warning) log?.warning(warning);
+  for (const warning of [plainEnvWarning(spec), podPatchWarning(spec)]) if (warning) log?.warning(warning);
   const configMap = await createOrRead(
     () => api.createNamespacedConfigMap({ namespace, body: archiveConfigMap(spec, archive) }),
     () => api.readNamespacedConfigMap({ namespace, name: runName(runId) }),

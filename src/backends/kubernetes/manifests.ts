@@ -2,8 +2,9 @@ import type { V1ConfigMap, V1Pod, V1Toleration } from '@kubernetes/client-node';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
 import { barrierRunArgs, barrierScript } from './barrier/script.ts';
-import { BARRIER_PORT, CONTAINERS, LABELS, PATHS, REST_PORT, runName } from './names.ts';
+import { BARRIER_PORT, CONTAINERS, LABELS, PATHS, REST_PORT, runName, VOLUMES } from './names.ts';
 import type { Resources, RunObjectOptions } from './options.ts';
+import { applyPodPatch, CONTAINER_SECURITY, POD_SECURITY } from './pod-patch.ts';
 
 /**
  * The Kubernetes objects of one run, as plain data (no API calls here):
@@ -126,7 +127,9 @@ function placementOf(spec: RunSpec) {
  * and a runner must never be replaced, so a Job controller would add only API requests (its
  * status updates, the `batch.kubernetes.io/job-tracking` finalizer it sets and releases on every
  * Pod, its events) and a wait at the cleanup for those finalizers at its `--kube-api-qps`.
+ * The user's `pod-patch` is merged last (pod-patch.ts `applyPodPatch`).
  * @param owner the run's ConfigMap as created (its `uid` makes it the Pod's owner).
+ * @throws ConfigurationError naming `pod-patch` when the patch changes a field k6-distributed owns.
  */
 export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: string; uid: string }): V1Pod {
   const labels = { ...runLabels(spec), [LABELS.runner]: String(runner.index) };
@@ -136,12 +139,7 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
   // of one pipe, and a run lost runner 0's summary to the interleaving). Not writing it saves each
   // runner about 25 ms of CPU at its end (measured with the quantile grid's 972 trend stats).
   const args = runnerArgs(spec.plan, runner, { archive: PATHS.archive, address: `0.0.0.0:${REST_PORT}` });
-  const securityContext = {
-    readOnlyRootFilesystem: true,
-    allowPrivilegeEscalation: false,
-    runAsNonRoot: true,
-    capabilities: { drop: ['ALL'] },
-  };
+  const securityContext = structuredClone(CONTAINER_SECURITY);
   const env = [
     { name: 'K6_NO_USAGE_REPORT', value: 'true' },
     { name: 'TMPDIR', value: PATHS.workDir },
@@ -164,7 +162,7 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     // The `-e` values last: they win, as in k6. In the Pod's environment, never in its args.
     ...Object.entries(spec.plan.env ?? {}).map(([name, value]) => ({ name, value })),
   ];
-  return {
+  const pod: V1Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -190,11 +188,7 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 30,
       securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 12345,
-        runAsGroup: 12345,
-        fsGroup: 12345,
-        seccompProfile: { type: 'RuntimeDefault' },
+        ...structuredClone(POD_SECURITY),
         ...(spec.sysctls && spec.sysctls.length > 0 ? { sysctls: spec.sysctls } : {}),
       },
       ...placementOf(spec),
@@ -208,8 +202,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
           ...(spec.resources ? { resources: spec.resources } : {}),
           securityContext,
           volumeMounts: [
-            { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
-            { name: 'work', mountPath: PATHS.workDir },
+            { name: VOLUMES.archive, mountPath: PATHS.archiveDir, readOnly: true },
+            { name: VOLUMES.work, mountPath: PATHS.workDir },
           ],
         },
         {
@@ -226,15 +220,16 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
           resources: spec.barrierResources ?? BARRIER_RESOURCES,
           securityContext,
           volumeMounts: [
-            { name: 'archive', mountPath: PATHS.archiveDir, readOnly: true },
-            { name: 'work', mountPath: PATHS.workDir },
+            { name: VOLUMES.archive, mountPath: PATHS.archiveDir, readOnly: true },
+            { name: VOLUMES.work, mountPath: PATHS.workDir },
           ],
         },
       ],
       volumes: [
-        { name: 'archive', configMap: { name: runName(spec.runId) } },
-        { name: 'work', emptyDir: { sizeLimit: '256Mi' } },
+        { name: VOLUMES.archive, configMap: { name: runName(spec.runId) } },
+        { name: VOLUMES.work, emptyDir: { sizeLimit: '256Mi' } },
       ],
     },
   };
+  return spec.podPatch ? applyPodPatch(pod, spec.podPatch, spec.podPatchInput ?? 'pod-patch') : pod;
 }

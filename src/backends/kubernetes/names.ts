@@ -32,6 +32,9 @@ export const PATHS = {
   workDir: '/k6d/work',
 } as const;
 
+/** The volumes of a runner Pod: the run's ConfigMap (archive, barrier script) and the scratch folder. */
+export const VOLUMES = { archive: 'archive', work: 'work' } as const;
+
 /** The container names of a runner Pod. */
 export const CONTAINERS = { k6: 'k6', barrier: 'barrier' } as const;
 

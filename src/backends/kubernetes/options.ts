@@ -1,10 +1,11 @@
 import type { KubeConfig, V1Toleration } from '@kubernetes/client-node';
 import type { Logger } from '../../log.ts';
+import type { PodPatch } from './pod-patch.ts';
 
 /**
  * The Kubernetes backend's options as the inputs build them (src/inputs/kubernetes.ts): types
- * only, a near-leaf that imports nothing of the backend, so the inputs depend on it and not on the
- * backend's code.
+ * only, a near-leaf that imports nothing of the backend but the type of a Pod patch (pod-patch.ts,
+ * itself a near-leaf), so the inputs depend on it and not on the backend's code.
  */
 
 /** When the backend removes what it created. */
@@ -50,6 +51,11 @@ export interface PodOptions {
   priorityClassName?: string;
   /** Resources of the barrier container (default: `BARRIER_RESOURCES` of manifests.ts). */
   barrierResources?: Resources;
+  /**
+   * A strategic merge patch of every runner Pod (volumes, `envFrom`, affinity, init containers, …),
+   * checked by pod-patch.ts `checkPodPatch` and merged last by the manifests.
+   */
+  podPatch?: PodPatch;
 }
 
 /** What the run's objects are made of: everything the manifests need but the plan. */
@@ -87,6 +93,8 @@ export interface RunObjectOptions extends PodOptions {
    * the CLI); default `secret-env`, the actions' input.
    */
   secretEnvInput?: string;
+  /** How the user names the `pod-patch` input, for its errors and warning (`--pod-patch` on the CLI). */
+  podPatchInput?: string;
 }
 
 /** Options of the Kubernetes backend (backend.ts `KubernetesBackend`). */

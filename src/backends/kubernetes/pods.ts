@@ -90,8 +90,28 @@ const FATAL_WAITING = new Set([
 ]);
 
 /**
+ * Why an init container (the `pod-patch` input's) keeps the runner from ever starting: it exited
+ * non-zero (with `restartPolicy: Never` the Pod then fails) or waits for good ({@link FATAL_WAITING});
+ * undefined otherwise. (https://kubernetes.io/docs/concepts/workloads/pods/init-containers/)
+ */
+function initFailure(pod: V1Pod): string | undefined {
+  for (const c of pod.status?.initContainerStatuses ?? []) {
+    const ended = c.state?.terminated;
+    if (ended && ended.exitCode !== 0) {
+      const why = ended.reason && ended.reason !== 'Error' ? ` (${ended.reason})` : '';
+      return `init container ${c.name} exited with code ${ended.exitCode}${why}`;
+    }
+    const waiting = c.state?.waiting;
+    if (waiting?.reason && FATAL_WAITING.has(waiting.reason))
+      return `init container ${c.name}: ${waiting.reason}: ${waiting.message ?? ''}`.trim();
+  }
+  return undefined;
+}
+
+/**
  * Classifies a runner Pod from its status (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/).
- * A terminated container gives its exit code; `OOMKilled` and other kubelet reasons are kept.
+ * A terminated container gives its exit code; `OOMKilled` and other kubelet reasons are kept; an
+ * init container that failed makes it `failed`.
  */
 export function classifyPod(pod: V1Pod): PodState {
   const name = pod.metadata?.name ?? '?';
@@ -117,6 +137,8 @@ export function classifyPod(pod: V1Pod): PodState {
       ...disrupted,
     };
   }
+  const init = initFailure(pod);
+  if (init) return { kind: 'failed', pod: name, reason: init };
   if (status?.phase === 'Failed' || status?.phase === 'Succeeded') {
     return {
       kind: 'ended',

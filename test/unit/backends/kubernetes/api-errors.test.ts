@@ -58,6 +58,8 @@ describe('Kubernetes API errors', () => {
       'secret-env',
       'Job.batch "k6d-abc-0" is invalid: spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name: Invalid value',
     ],
+    ['pod-patch', 'Pod "k6d-abc-0" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "data"'],
+    ['pod-patch', 'Pod "k6d-abc-0" is invalid: spec.initContainers[0].image: Required value'],
   ])('names the input %s when Kubernetes rejects a field made from it (422, exit 2)', (input, message) => {
     const error = apiError(apiException(422, message), 'creating the runners in namespace load');
     expect(error).toBeInstanceOf(ConfigurationError);

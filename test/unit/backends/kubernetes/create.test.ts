@@ -4,15 +4,9 @@ import { checkArchiveSize, createRun } from '../../../../src/backends/kubernetes
 import { MAX_ARCHIVE_BYTES } from '../../../../src/backends/kubernetes/manifests.ts';
 import { ConfigurationError } from '../../../../src/errors.ts';
 import { planRun } from '../../../../src/run/plan.ts';
+import { smallRunSpec } from './support/fakes.ts';
 
-const spec = {
-  runId: 'r1',
-  namespace: 'load',
-  image: 'grafana/k6:2.2.0',
-  plan: planRun({ runners: 3, maxVUs: 30 }),
-  placement: { spread: 'none' as const },
-  activeDeadlineSeconds: 600,
-};
+const spec = smallRunSpec('r1', 3);
 
 /** A fake API recording what is created; `configMapErrors` are thrown by the ConfigMap creates in turn. */
 function fakeApi(configMapErrors: unknown[] = []) {

@@ -30,6 +30,51 @@ describe('disruptions', () => {
 });
 
 describe('Pod states', () => {
+  it('fails a runner whose init container (a pod-patch) failed or cannot start, naming it', () => {
+    const waitingK6 = [
+      {
+        name: 'k6',
+        ready: false,
+        restartCount: 0,
+        image: 'k6',
+        imageID: '',
+        state: { waiting: { reason: 'PodInitializing' } },
+      },
+    ];
+    const init = (state: object) => ({
+      metadata: { name: 'p' },
+      status: {
+        phase: 'Failed',
+        containerStatuses: waitingK6,
+        initContainerStatuses: [
+          {
+            name: 'ok',
+            ready: true,
+            restartCount: 0,
+            image: 'b',
+            imageID: '',
+            state: { terminated: { exitCode: 0 } },
+          },
+          { name: 'fetch', ready: false, restartCount: 0, image: 'b', imageID: '', state },
+        ],
+      },
+    });
+    expect(classifyPod(init({ terminated: { exitCode: 3, reason: 'Error' } }))).toEqual({
+      kind: 'failed',
+      pod: 'p',
+      reason: 'init container fetch exited with code 3',
+    });
+    expect(classifyPod(init({ waiting: { reason: 'ErrImagePull', message: 'not found' } }))).toEqual({
+      kind: 'failed',
+      pod: 'p',
+      reason: 'init container fetch: ErrImagePull: not found',
+    });
+    // Still running, or waiting to: the runner is pending.
+    const running = init({ running: {} });
+    running.status.phase = 'Pending';
+    expect(classifyPod(running)).toEqual({ kind: 'pending', pod: 'p' });
+  });
+
   it('tells unschedulable, image pull errors, OOM kills and exit codes apart', () => {
     expect(
       classifyPod({

@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { BackendClock } from '../../../../../src/backends/kubernetes/clock.ts';
 import { RunnerPods, type WatchPods } from '../../../../../src/backends/kubernetes/pods.ts';
+import { planRun } from '../../../../../src/run/plan.ts';
 
 /*
  * Fakes for unit tests of the Kubernetes backend's parts: a clock whose time moves only when the
@@ -157,4 +158,16 @@ export class FakeRunPods {
     if (!this.onEvent) throw new Error('the watch is not open');
     this.onEvent(phase, pod);
   }
+}
+
+/** The objects of a small run (no placement rules) with `runners` runners: what the manifests take. */
+export function smallRunSpec(runId: string, runners: number) {
+  return {
+    runId,
+    namespace: 'load',
+    image: 'grafana/k6:2.2.0',
+    plan: planRun({ runners, maxVUs: runners * 10 }),
+    placement: { spread: 'none' as const },
+    activeDeadlineSeconds: 600,
+  };
 }
