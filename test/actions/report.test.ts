@@ -189,6 +189,8 @@ describe('dist/report.js, run as GitHub runs a node24 action', () => {
       'baseline-run-id': '501',
       'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-100`,
       'artifact-id': '',
+      // No junit-path input: the output is set, empty, as every declared output is.
+      'junit-path': '',
     });
     expect(Object.keys(first.outputs).sort()).toEqual(Object.keys(action.outputs).sort());
     expect(github.comments).toHaveLength(1);
