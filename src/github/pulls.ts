@@ -21,20 +21,28 @@ export interface RunHead {
   headBranch?: string;
   /** `workflow_run.head_repository.full_name`. */
   headRepository?: string;
-  /** `workflow_run.pull_requests[].number` (same-repository PRs only). */
-  eventPullNumbers: number[];
+  /** `workflow_run.pull_requests[]` (same-repository PRs only): number and base branch. */
+  eventPulls: Array<{ number: number; base: { ref: string; sha?: string } }>;
 }
 
-/** How the PR was found. */
+/** How the PR was found, and its base branch (where its baseline is looked for). */
 export interface FoundPull {
   number: number;
   how: 'event' | 'bundle' | 'head-sha';
+  baseRef: string;
+  baseSha?: string;
 }
 
 interface PullLike {
   number: number;
   state?: string;
   head: { sha: string; ref: string; repo: { full_name: string } | null };
+  base: { ref: string; sha?: string };
+}
+
+/** The base branch of `pr`, as {@link FoundPull} carries it. */
+function baseOf(pr: { base: { ref: string; sha?: string } }): Pick<FoundPull, 'baseRef' | 'baseSha'> {
+  return { baseRef: pr.base.ref, ...(pr.base.sha ? { baseSha: pr.base.sha } : {}) };
 }
 
 function matches(pr: PullLike, head: RunHead): boolean {
@@ -57,8 +65,8 @@ export async function findPullRequest(
   bundleNumber: number | undefined,
   log: (line: string) => void = () => {},
 ): Promise<FoundPull | undefined> {
-  const fromEvent = head.eventPullNumbers[0];
-  if (fromEvent !== undefined) return { number: fromEvent, how: 'event' };
+  const fromEvent = head.eventPulls[0];
+  if (fromEvent !== undefined) return { number: fromEvent.number, how: 'event', ...baseOf(fromEvent) };
   if (bundleNumber !== undefined) {
     try {
       const { data } = await gh.rest.pulls.get({
@@ -66,7 +74,7 @@ export async function findPullRequest(
         repo: head.repo,
         pull_number: bundleNumber,
       });
-      if (matches(data, head)) return { number: bundleNumber, how: 'bundle' };
+      if (matches(data, head)) return { number: bundleNumber, how: 'bundle', ...baseOf(data) };
       log(
         `pull request #${bundleNumber} of the bundle has head ${data.head.sha}, not the run's ${head.headSha}`,
       );
@@ -82,5 +90,5 @@ export async function findPullRequest(
     per_page: 100,
   });
   const pr = data.find((p) => p.state === 'open' && matches(p, head)) ?? data.find((p) => matches(p, head));
-  return pr ? { number: pr.number, how: 'head-sha' } : undefined;
+  return pr ? { number: pr.number, how: 'head-sha', ...baseOf(pr) } : undefined;
 }

@@ -48,6 +48,11 @@ export interface CommentData {
     /** The workflow run of head. */
     runUrl?: string;
     headSha?: string;
+    /**
+     * Set when head was measured by a fork's own workflow run (mode post-bundle): that run's page.
+     * The comment then says the head figures are the fork's, as it reported them.
+     */
+    forkRunUrl?: string;
   };
 }
 

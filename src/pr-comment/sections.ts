@@ -235,6 +235,7 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
       `### ${escapeMarkdown(title)}`,
       '',
       verdictLine(input, j),
+      ...(input.links.forkRunUrl ? ['', forkNote(input.links.forkRunUrl)] : []),
       '',
       `**This run (its own thresholds):** ${renderHeadline(head)}`,
       ...(options.dashboardUrl ? ['', dashboardMarkdown(options.dashboardUrl, head)] : []),
@@ -286,6 +287,11 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
   });
   sections.push({ id: 'footer', text: footer(input) });
   return sections;
+}
+
+/** The line that says who measured the head figures when a fork's own run did. */
+export function forkNote(url: string): string {
+  return `<sub>Head figures were measured by the fork's own [workflow run](${url}) and are reported as it gave them.</sub>`;
 }
 
 function footer(input: CommentData): string {

@@ -1,9 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { baselineInfoSchema, baselineRunSchema } from '../../compare/baseline.ts';
-import { parseGate } from '../../compare/compare.ts';
-import { METRIC_IDS } from '../../compare/judgement.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
@@ -13,60 +10,39 @@ import {
 } from '../../github/artifacts.ts';
 import { findPullRequest } from '../../github/pulls.ts';
 import { firstIssue } from '../../inputs/parse.ts';
+import { scriptKey } from '../../inputs/scripts.ts';
 import { commentMarker, renderReportBodies } from '../../pr-comment/comment.ts';
 import type { CommentData } from '../../pr-comment/judge.ts';
 import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
 import { defaultTitle } from '../../pr-comment/sections.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';
-import { runResultSchema } from '../../result/schema.ts';
+import { type RunResult, runResultSchema } from '../../result/schema.ts';
 import { runUrl } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {
   emptyOutputs,
   judgedOutcome,
+  type PullRequestRef,
   postComment,
   type ReportDeps,
   type ReportOutcome,
   scriptsOutcome,
 } from './outcome.ts';
+import { baselineFor } from './pull-request.ts';
 
 // The `post-bundle` mode: post a fork pull request's report bundle from a `workflow_run` workflow.
 
-const tolerance = z.object({ relativePct: z.number().min(0), absolute: z.number().min(0) });
-/** One report's data in a bundle (CommentData as a fork wrote it: checked, links not kept). */
-const inputSchema = z.object({
-  head: runResultSchema,
-  base: runResultSchema.optional(),
-  baseline: baselineInfoSchema.extend({ run: baselineRunSchema.omit({ url: true }).optional() }),
-  history: z
-    .object({
-      runs: z
-        .array(
-          z.object({
-            run: z.object({
-              id: z.number().int(),
-              sha: z.string().regex(/^[0-9a-f]{7,64}$/),
-              createdAt: z.string().optional(),
-            }),
-            result: runResultSchema,
-          }),
-        )
-        .max(100),
-      requested: z.number().int().min(0).max(100),
-      skipped: z.number().int().min(0),
-    })
-    .optional(),
-  options: z.object({
-    title: z.string().max(200).optional(),
-    gate: z.array(z.string()),
-    tolerances: z.object(
-      Object.fromEntries(METRIC_IDS.map((id) => [id, tolerance])) as Record<
-        (typeof METRIC_IDS)[number],
-        typeof tolerance
-      >,
-    ),
-  }),
-});
+/**
+ * One report's data in a bundle: the fork's own measurement only. Whatever else the fork's run
+ * wrote (`base`, `baseline`, `history`, `options`, `links`) is dropped unread: the baseline and the
+ * history are read here from the base branch's artifacts, the policy comes from this step's inputs.
+ */
+const inputSchema = z.object({ head: runResultSchema });
+
+/** The bundle artifact's size (zipped, as the REST API gives it) above which it is not downloaded. */
+export const MAX_BUNDLE_ARTIFACT_BYTES = 5 * 1024 * 1024;
+/** The unzipped report.json's size above which it is not parsed. */
+export const MAX_BUNDLE_JSON_BYTES = 20 * 1024 * 1024;
 
 /** A script's path in a bundle: what a `script` input line can name. */
 const scriptPath = z.string().min(1).max(500);
@@ -92,29 +68,24 @@ const bundleSchema = z.object({
 });
 
 /**
- * Posts a fork PR's report bundle. The bundle was written by code the PR could change, so it is
- * data only: the PR number is checked against the triggering run, links are rebuilt from the
- * event, the comment's marker is made from the `workflow_run` event and this job (never from the
- * bundle), and the comment is rendered again here from the results (never the bundle's markdown).
- * This mode never fails the step on a regression: the PR run's own check does.
+ * Posts a fork PR's report bundle. The bundle was written by code the PR could change, so only the
+ * fork's own measurement is taken from it (each head result and script path, checked): the PR
+ * number is checked against the triggering run, main's baseline and history are read here with
+ * this workflow's token (as mode `comment` does), the gate, tolerances, title, script-change policy
+ * and dashboard link are this step's inputs, links are rebuilt from the event, the comment's marker
+ * is made from the `workflow_run` event and this job, and the comment is rendered here (never the
+ * bundle's markdown), saying which figures the fork's run reported. Too large a bundle is refused
+ * before download, too large a report.json before parsing. This mode never fails the step on a
+ * regression: the PR run's own check does.
  */
 export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
   const { ctx, gh, log } = deps;
-  const wr = ctx.payload.workflow_run as
-    | {
-        id: number;
-        name?: string;
-        html_url?: string;
-        head_sha: string;
-        head_branch?: string | null;
-        head_repository?: { full_name?: string } | null;
-        pull_requests?: Array<{ number: number }>;
-      }
-    | undefined;
+  const wr = ctx.payload.workflow_run as WorkflowRunEvent | undefined;
   if (!wr) throw new ConfigurationError(`mode: post-bundle needs a workflow_run event, not ${ctx.eventName}`);
   const outcome: ReportOutcome = { outputs: emptyOutputs('post-bundle'), annotations: [], warnings: [] };
   const run = { owner: ctx.owner, repo: ctx.repo, workflowRunId: wr.id };
   const name = bundleArtifactName(inputs.key);
+  const what = `report bundle ${name} of run ${wr.id}`;
   const artifact = await findRunArtifact(gh, run, name);
   if (!artifact || artifact.expired) {
     outcome.warnings.push(
@@ -122,9 +93,13 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
     );
     return outcome;
   }
+  if (artifact.sizeInBytes > MAX_BUNDLE_ARTIFACT_BYTES)
+    throw new Error(
+      `${what} is ${artifact.sizeInBytes} bytes, more than the ${MAX_BUNDLE_ARTIFACT_BYTES} a bundle may have: not downloaded, nothing posted`,
+    );
   const dir = await deps.tempDir('k6d-bundle-');
   await downloadRunArtifact(deps.transfer, run, artifact.id, deps.token, dir);
-  const bundle = await readBundle(path.join(dir, BUNDLE_JSON_FILE), `report bundle ${name} of run ${wr.id}`);
+  const bundle = await readBundle(path.join(dir, BUNDLE_JSON_FILE), what);
 
   const found = await findPullRequest(
     gh,
@@ -134,34 +109,49 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
       headSha: wr.head_sha,
       ...(wr.head_branch ? { headBranch: wr.head_branch } : {}),
       ...(wr.head_repository?.full_name ? { headRepository: wr.head_repository.full_name } : {}),
-      eventPullNumbers: (wr.pull_requests ?? []).map((p) => p.number),
+      eventPulls: wr.pull_requests ?? [],
     },
     bundle.prNumber,
     log,
   );
-  const wrLinks = { runUrl: wr.html_url ?? runUrl(ctx, wr.id), headSha: wr.head_sha };
-  /** A report's data as this (trusted) workflow renders it: links rebuilt, policy and dashboard its own. */
-  const trusted = (b: z.infer<typeof inputSchema>): CommentData => {
-    const { run: baselineRun, ...baseline } = b.baseline;
+  if (!found) {
+    outcome.warnings.push(
+      `no open pull request has head ${wr.head_sha} (run ${wr.id}): nothing to comment on`,
+    );
+    return outcome;
+  }
+  log(`pull request #${found.number} (found by ${found.how}), base branch ${found.baseRef}`);
+  const pr: PullRequestRef = {
+    number: found.number,
+    baseRef: found.baseRef,
+    ...(found.baseSha ? { baseSha: found.baseSha } : {}),
+    headSha: wr.head_sha,
+    fromFork: true,
+  };
+  // The baseline's workflow: this step's input, else the triggering workflow (the one the PR ran,
+  // as mode comment defaults to its own); never the bundle's.
+  const own: ReportActionInputs = {
+    ...inputs,
+    baselineWorkflow: inputs.baselineWorkflow ?? workflowOf(wr),
+  };
+  const forkRunUrl = wr.html_url ?? runUrl(ctx, wr.id);
+  /** A report's data as this (trusted) workflow makes it: the fork's head, the rest its own. */
+  const trusted = async (head: RunResult, key: string): Promise<CommentData> => {
+    const { baseline, base, history } = await baselineFor({ ...own, key }, deps, pr);
     return {
-      head: b.head,
-      ...(b.base ? { base: b.base } : {}),
-      baseline: {
-        ...baseline,
-        ...(baselineRun ? { run: { ...baselineRun, url: runUrl(ctx, baselineRun.id) } } : {}),
-      },
-      ...(b.history ? { history: b.history } : {}),
+      head,
+      ...(base ? { base } : {}),
+      baseline,
+      ...(history ? { history } : {}),
       options: {
         key: inputs.key,
-        gate: parseGate(b.options.gate.join(',') || 'none'),
-        tolerances: b.options.tolerances,
-        // The policy of this (trusted) workflow, not of the bundle.
+        gate: inputs.gate,
+        tolerances: inputs.tolerances,
         scriptChange: inputs.scriptChange,
-        ...(b.options.title ? { title: b.options.title } : {}),
-        // This step's own input, never the bundle's: the link is not the fork's to choose.
+        ...(inputs.title ? { title: inputs.title } : {}),
         ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
       },
-      links: wrLinks,
+      links: { runUrl: forkRunUrl, headSha: wr.head_sha, forkRunUrl },
     };
   };
   // Which comment to update comes from the trusted side only: the triggering workflow's name as
@@ -169,14 +159,18 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
   const marker = commentMarker({ workflow: wr.name ?? 'workflow_run', job: ctx.job, key: inputs.key });
   let body: string;
   if (bundle.scripts) {
-    // Several scripts: one comment with a section per script, rendered again from their data.
-    const parts = bundle.scripts.map((p) => ({ script: p.script, input: trusted(p.input) }));
+    // Several scripts: one comment with a section per script, each against its own key's baseline.
+    const parts = [];
+    for (const p of bundle.scripts) {
+      log(`${p.script}: the baseline of key ${scriptKey(inputs.key, p.script)}`);
+      parts.push({ script: p.script, input: await trusted(p.input.head, scriptKey(inputs.key, p.script)) });
+    }
     const errors = bundle.errors ?? [];
     const rendered = renderScriptsReportBodies(
       parts,
       errors,
       marker,
-      parts[0]!.input.options.title ?? defaultTitle(inputs.key),
+      inputs.title ?? defaultTitle(inputs.key),
     );
     await deps.writeSummary(rendered.summary.text);
     const judged = scriptsOutcome('post-bundle', { failOnRegression: false }, parts, rendered, errors);
@@ -184,7 +178,7 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
     outcome.annotations = judged.annotations;
     body = rendered.comment.text;
   } else {
-    const input = trusted(bundle.input);
+    const input = await trusted(bundle.input.head, inputs.key);
     const rendered = renderReportBodies(input, marker);
     await deps.writeSummary(rendered.summary.text);
     const judged = judgedOutcome('post-bundle', { failOnRegression: false }, input, rendered);
@@ -192,13 +186,6 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
     outcome.annotations = judged.annotations;
     body = rendered.comment.text;
   }
-  if (!found) {
-    outcome.warnings.push(
-      `no open pull request has head ${wr.head_sha} (run ${wr.id}): nothing to comment on`,
-    );
-    return outcome;
-  }
-  log(`pull request #${found.number} (found by ${found.how})`);
   await postComment(
     gh,
     { owner: ctx.owner, repo: ctx.repo, issueNumber: found.number, marker, author: inputs.commentAuthor },
@@ -210,7 +197,40 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
   return outcome;
 }
 
+/** What post-bundle reads of the `workflow_run` event (GitHub's, not the fork's). */
+interface WorkflowRunEvent {
+  id: number;
+  name?: string;
+  html_url?: string;
+  head_sha: string;
+  head_branch?: string | null;
+  head_repository?: { full_name?: string } | null;
+  workflow_id?: number;
+  /** `.github/workflows/perf-pr.yml` */
+  path?: string;
+  pull_requests?: Array<{ number: number; base: { ref: string; sha?: string } }>;
+}
+
+/** The triggering run's workflow as a REST workflow_id: its file name, else its id. */
+function workflowOf(wr: WorkflowRunEvent): string | undefined {
+  const file = wr.path ? /^\.github\/workflows\/([^@/]+)/.exec(wr.path)?.[1] : undefined;
+  return file ?? (wr.workflow_id === undefined ? undefined : String(wr.workflow_id));
+}
+
+/**
+ * Reads and checks the bundle's report.json: its size before parsing, its depth, its schema.
+ * @throws Error naming the bundle when it is too large, unreadable or not a report bundle.
+ */
 async function readBundle(file: string, what: string): Promise<z.infer<typeof bundleSchema>> {
+  // A missing file is reported by the read below.
+  const size = await stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
+  if (size > MAX_BUNDLE_JSON_BYTES)
+    throw new Error(
+      `${what}: ${BUNDLE_JSON_FILE} is ${size} bytes unzipped, more than the ${MAX_BUNDLE_JSON_BYTES} a bundle may have: not parsed, nothing posted`,
+    );
   let json: unknown;
   try {
     json = JSON.parse(await readFile(file, 'utf8'));

@@ -169,7 +169,12 @@ export function droppedNote(comment: Fitted): string {
   return comment.dropped.length > 0 ? ` (left out: ${comment.dropped.join(', ')})` : '';
 }
 
-async function baselineFor(
+/**
+ * The baseline of `inputs.key` on the pull request's base branch (or the `baseline` file) and the
+ * base branch's history, read with this run's token; also what `post-bundle` compares a fork's
+ * figures with, so that no baseline comes from the fork.
+ */
+export async function baselineFor(
   inputs: ReportActionInputs,
   deps: ReportDeps,
   pr: PullRequestRef,
