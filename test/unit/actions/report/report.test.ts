@@ -10,6 +10,7 @@ import { report, resolveMode } from '../../../../src/actions/report/report.ts';
 import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
+import { forkNote } from '../../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../../src/result/schema.ts';
 import {
   API,
@@ -465,6 +466,8 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       'report.json': JSON.stringify(bundle),
       'report.md': '<img src=x onerror=alert(1)> not this',
     });
+    // main's baseline is read again here, with this workflow's token, not taken from the bundle.
+    const base2 = nockBaseline(scope2, makeResult());
     const outcome2 = await report(await inputs(makeResult()), post.deps);
     const posted = postedBody();
     expect(post.logs[0]).toBe('mode: post-bundle (auto, event workflow_run)');
@@ -483,9 +486,15 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     expect(posted).not.toContain('not this');
     expect(posted).toContain(`[workflow run](https://github.com/${OWNER}/${REPO}/actions/runs/9000)`);
     expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
-    expect(posted.slice(posted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
+    // Under the verdict: the head figures are the fork's run's, as it reported them.
+    const note = forkNote(`https://github.com/${OWNER}/${REPO}/actions/runs/9000`);
+    expect(posted).toContain(`(+59.1%) (worse beyond tolerance).\n\n${note}\n`);
+    // The same report as the PR run's job summary, but for the marker line and that note.
+    const trusted = posted.replace(`\n\n${note}`, '');
+    expect(trusted.slice(trusted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
     expect(scope2.isDone()).toBe(true);
     expect(blob2.isDone()).toBe(true);
+    expect(base2.isDone()).toBe(true);
   });
 
   it("finds the PR by head SHA when the bundle's number does not match the run", async () => {
@@ -543,6 +552,8 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       .reply(200, [])
       .post(COMMENTS)
       .reply(201, comment(91, 'x'));
+    // The bundle's baseline ("none") is not used: the lookup asks main's runs.
+    nockNoBaseline(scope);
     const outcome = await report(await inputs(makeResult()), deps);
     expect(outcome.outputs['comment-url']).toContain('/pull/2#issuecomment-91');
     expect(scope.isDone()).toBe(true);

@@ -15,6 +15,7 @@ import {
 } from '../../../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
 import { overallVerdict } from '../../../../src/pr-comment/scripts.ts';
+import { forkNote } from '../../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../../src/result/schema.ts';
 import {
   API,
@@ -320,6 +321,16 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
       'report.json': JSON.stringify(bundle),
       'report.md': 'not this',
     });
+    // Each script's baseline is read again here, from the base branch's artifacts, not the bundle.
+    const blobs2 = [
+      nockScriptBaseline(scope2, 'k6-distributed-baseline-default-load-api.js', 7001, makeResult({ p95: 35 })),
+      nockScriptBaseline(
+        scope2,
+        'k6-distributed-baseline-default-load-checkout.js',
+        7002,
+        makeResult({ p95: 22 }),
+      ),
+    ];
     const outcome2 = await report(inputs({ mode: 'post-bundle' }), post.deps);
     const posted = postedBody();
     expect(outcome2.failure).toBeUndefined(); // the PR run's own check fails, not this one
@@ -342,9 +353,14 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
     expect(posted).toContain('| `load/broken.js` | — | ❌ no result: preflight: k6 archive failed |');
     expect(posted).not.toContain('evil.example');
     expect(posted).not.toContain('not this');
-    // The same report as the PR run's job summary, but for the marker line.
-    expect(posted.slice(posted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
+    // Each script's section says its figures are the fork's run's.
+    const note = forkNote(`https://github.com/${OWNER}/${REPO}/actions/runs/9000`);
+    expect(posted.split(note).length - 1).toBe(2);
+    // The same report as the PR run's job summary, but for the marker line and those notes.
+    const trusted = posted.replaceAll(`\n\n${note}`, '');
+    expect(trusted.slice(trusted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
     expect(scope2.isDone()).toBe(true);
     expect(blob2.isDone()).toBe(true);
+    for (const b of blobs2) expect(b.isDone()).toBe(true);
   });
 });
