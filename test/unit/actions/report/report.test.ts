@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { ActionContext } from '../../../../src/actions/report/context.ts';
 import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
 import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
+import { MAX_BUNDLE_JSON_BYTES } from '../../../../src/actions/report/post-bundle.ts';
 import { report, resolveMode } from '../../../../src/actions/report/report.ts';
+import { METRIC_IDS } from '../../../../src/compare/judgement.ts';
 import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
@@ -556,6 +558,104 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     nockNoBaseline(scope);
     const outcome = await report(await inputs(makeResult()), deps);
     expect(outcome.outputs['comment-url']).toContain('/pull/2#issuecomment-91');
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+  });
+
+  it("ignores a forged baseline, gate and tolerances in the bundle: main's baseline and this workflow's gate judge", async () => {
+    const wr = workflowRun(9000, HEAD_SHA, {
+      event: 'pull_request',
+      headRepo: 'mallory/Hello-World',
+      branch: 'changes',
+    });
+    const post = setup({
+      ...prContext({ action: 'completed', workflow_run: wr }),
+      eventName: 'workflow_run',
+      job: 'comment',
+    });
+    const fork = structuredClone(PR_PAYLOAD);
+    fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
+    const forgedTolerance = { relativePct: 1000, absolute: 1000 };
+    // A fork that edited perf-pr.yml: a "main baseline" as fast as its head, linked to a real-looking
+    // run of main, no gate, and tolerances of 1000%.
+    const bundle = {
+      schema: 'k6-distributed/report-bundle@1',
+      prNumber: 2,
+      headSha: HEAD_SHA,
+      input: {
+        head: makeResult({ p95: 35 }),
+        base: makeResult({ p95: 35 }),
+        baseline: {
+          source: 'artifact',
+          state: 'found',
+          branch: 'master',
+          artifactName: BASELINE,
+          run: { id: 777, sha: MERGE_BASE, createdAt: '2026-01-09T10:00:00Z' },
+        },
+        options: {
+          key: 'default',
+          title: 'All good, merge it',
+          gate: [],
+          tolerances: Object.fromEntries(METRIC_IDS.map((m) => [m, forgedTolerance])),
+        },
+        links: {},
+      },
+    };
+    const {
+      scope,
+      blob,
+      posted: postedBody,
+    } = serveForkBundlePost(fork.pull_request, {
+      'report.json': JSON.stringify(bundle),
+    });
+    const base = nockBaseline(scope, makeResult()); // main's p95: 22ms
+    const outcome = await report(await inputs(makeResult(), { mode: 'post-bundle' }), post.deps);
+    const posted = postedBody();
+    expect(outcome.outputs).toMatchObject({ verdict: 'regressed', 'baseline-run-id': '501' });
+    expect(posted).toContain('**🔴 Performance regressed** against `master`: Latency p95 +13.00ms (+59.1%)');
+    expect(posted).toContain('| Latency p95 (gate) | 22.00ms | 35.00ms |');
+    expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
+    expect(posted).not.toContain('777');
+    expect(posted).not.toContain('All good');
+    expect(posted).not.toContain('1000%');
+    expect(posted).not.toContain('gate: none');
+    expect(posted).toContain(forkNote(`https://github.com/${OWNER}/${REPO}/actions/runs/9000`));
+    expect(scope.isDone()).toBe(true);
+    expect(blob.isDone()).toBe(true);
+    expect(base.isDone()).toBe(true);
+  });
+
+  it('refuses a bundle artifact over 5 MB before downloading it, and posts nothing', async () => {
+    const { deps } = setup({
+      ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
+      eventName: 'workflow_run',
+    });
+    const big = { ...artifact(8101, 'k6-distributed-report-default', 9000), size_in_bytes: 6 * 1024 * 1024 };
+    // Only the listing: a download, a PR lookup or a comment would find no interceptor and fail.
+    const scope = nock(API)
+      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+      .query({ name: 'k6-distributed-report-default', per_page: '100' })
+      .reply(200, artifacts([big]));
+    await expect(report(await inputs(makeResult(), { mode: 'post-bundle' }), deps)).rejects.toThrow(
+      'report bundle k6-distributed-report-default of run 9000 is 6291456 bytes, more than the 5242880 a bundle may have: not downloaded, nothing posted',
+    );
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it('refuses a report.json over 20 MB unzipped before parsing it, and posts nothing', async () => {
+    const { deps } = setup({
+      ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
+      eventName: 'workflow_run',
+    });
+    const scope = nock(API)
+      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+      .query({ name: 'k6-distributed-report-default', per_page: '100' })
+      .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+    const size = MAX_BUNDLE_JSON_BYTES + 1;
+    const blob = serveArtifact(scope, 8101, { 'report.json': `"${'x'.repeat(size - 2)}"` });
+    await expect(report(await inputs(makeResult(), { mode: 'post-bundle' }), deps)).rejects.toThrow(
+      `report bundle k6-distributed-report-default of run 9000: report.json is ${size} bytes unzipped, more than the ${MAX_BUNDLE_JSON_BYTES} a bundle may have: not parsed, nothing posted`,
+    );
     expect(scope.isDone()).toBe(true);
     expect(blob.isDone()).toBe(true);
   });

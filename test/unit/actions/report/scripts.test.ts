@@ -323,7 +323,12 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
     });
     // Each script's baseline is read again here, from the base branch's artifacts, not the bundle.
     const blobs2 = [
-      nockScriptBaseline(scope2, 'k6-distributed-baseline-default-load-api.js', 7001, makeResult({ p95: 35 })),
+      nockScriptBaseline(
+        scope2,
+        'k6-distributed-baseline-default-load-api.js',
+        7001,
+        makeResult({ p95: 35 }),
+      ),
       nockScriptBaseline(
         scope2,
         'k6-distributed-baseline-default-load-checkout.js',
