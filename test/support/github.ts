@@ -283,6 +283,29 @@ export function nockNewComment(scope: nock.Scope, id: number): () => string {
   return () => posted;
 }
 
+/** The context of a `post-bundle` step (job `comment`) after the fork's run 9000 of pull request #2. */
+export function forkRunContext(extra: Partial<ActionContext> = {}): ActionContext {
+  const wr = workflowRun(9000, HEAD_SHA, {
+    event: 'pull_request',
+    headRepo: 'mallory/Hello-World',
+    branch: 'changes',
+  });
+  return {
+    ...prContext({ action: 'completed', workflow_run: wr }),
+    eventName: 'workflow_run',
+    job: 'comment',
+    ...extra,
+  };
+}
+
+/** Run 9000's report bundle artifacts of key `default`, as listed: `list`. */
+export function nockBundleListing(list: ReturnType<typeof artifact>[]): nock.Scope {
+  return nock(API)
+    .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
+    .query({ name: 'k6-distributed-report-default', per_page: '100' })
+    .reply(200, artifacts(list));
+}
+
 /**
  * The REST calls of `post-bundle` for a fork's pull request #2: the report bundle artifact 8101 of
  * the fork's run 9000 (holding `files`), the pull request (open), no comment yet, and the new
@@ -291,10 +314,7 @@ export function nockNewComment(scope: nock.Scope, id: number): () => string {
  * @returns the API scope, the blob scope, and the posted body once posted.
  */
 export function serveForkBundlePost(pullRequest: object, files: Record<string, string>) {
-  const scope = nock(API)
-    .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
-    .query({ name: 'k6-distributed-report-default', per_page: '100' })
-    .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+  const scope = nockBundleListing([artifact(8101, 'k6-distributed-report-default', 9000)]);
   const blob = serveArtifact(scope, 8101, files);
   scope.get(`${REPO_PATH}/pulls/2`).reply(200, { ...pullRequest, number: 2, state: 'open' });
   const posted = nockNewComment(scope, 90);

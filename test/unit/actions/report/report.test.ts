@@ -24,9 +24,11 @@ import {
   comment,
   compare,
   FORBIDDEN,
+  forkRunContext,
   HEAD_SHA,
   MERGE_BASE,
   nockBaseRuns,
+  nockBundleListing,
   nockNewComment,
   OWNER,
   PR_PAYLOAD,
@@ -563,16 +565,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it("ignores a forged baseline, gate and tolerances in the bundle: main's baseline and this workflow's gate judge", async () => {
-    const wr = workflowRun(9000, HEAD_SHA, {
-      event: 'pull_request',
-      headRepo: 'mallory/Hello-World',
-      branch: 'changes',
-    });
-    const post = setup({
-      ...prContext({ action: 'completed', workflow_run: wr }),
-      eventName: 'workflow_run',
-      job: 'comment',
-    });
+    const post = setup(forkRunContext());
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
     const forgedTolerance = { relativePct: 1000, absolute: 1000 };
@@ -626,16 +619,10 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it('refuses a bundle artifact over 5 MB before downloading it, and posts nothing', async () => {
-    const { deps } = setup({
-      ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
-      eventName: 'workflow_run',
-    });
+    const { deps } = setup(forkRunContext());
     const big = { ...artifact(8101, 'k6-distributed-report-default', 9000), size_in_bytes: 6 * 1024 * 1024 };
     // Only the listing: a download, a PR lookup or a comment would find no interceptor and fail.
-    const scope = nock(API)
-      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
-      .query({ name: 'k6-distributed-report-default', per_page: '100' })
-      .reply(200, artifacts([big]));
+    const scope = nockBundleListing([big]);
     await expect(report(await inputs(makeResult(), { mode: 'post-bundle' }), deps)).rejects.toThrow(
       'report bundle k6-distributed-report-default of run 9000 is 6291456 bytes, more than the 5242880 a bundle may have: not downloaded, nothing posted',
     );
@@ -643,14 +630,8 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it('refuses a report.json over 20 MB unzipped before parsing it, and posts nothing', async () => {
-    const { deps } = setup({
-      ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
-      eventName: 'workflow_run',
-    });
-    const scope = nock(API)
-      .get(`${REPO_PATH}/actions/runs/9000/artifacts`)
-      .query({ name: 'k6-distributed-report-default', per_page: '100' })
-      .reply(200, artifacts([artifact(8101, 'k6-distributed-report-default', 9000)]));
+    const { deps } = setup(forkRunContext());
+    const scope = nockBundleListing([artifact(8101, 'k6-distributed-report-default', 9000)]);
     const size = MAX_BUNDLE_JSON_BYTES + 1;
     const blob = serveArtifact(scope, 8101, { 'report.json': `"${'x'.repeat(size - 2)}"` });
     await expect(report(await inputs(makeResult(), { mode: 'post-bundle' }), deps)).rejects.toThrow(
