@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import { describe, expect, it } from 'vitest';
+import { startNodeTarget } from '../../src/demo/target.ts';
 import { runCli, writeScript } from '../support/cli.ts';
 
 /*
@@ -23,18 +23,11 @@ export default function () {
 }
 `;
 
-let target: RecordingTarget;
-beforeAll(async () => {
-  target = await startNodeTarget();
-});
-afterAll(async () => {
-  await target.stop();
-});
-
 describe('a saturated load generator', () => {
   it('is saturated in the result, with dropped iterations, and the reports warn at the top', async () => {
     const script = writeScript(SCRIPT);
     const report = path.join(path.dirname(script), 'report.md');
+    const target = await startNodeTarget();
     const run = await runCli([
       'run',
       script,
@@ -45,7 +38,7 @@ describe('a saturated load generator', () => {
       '--',
       '-e',
       `TARGET=${target.url}`,
-    ]);
+    ]).finally(() => target.stop());
     expect(run.code, run.stderr).toBe(0);
     const lg = run.result!.loadGenerator as Record<string, unknown> & {
       saturated: boolean;
