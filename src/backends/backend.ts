@@ -33,7 +33,20 @@ export interface Runner {
    * could not be read: …`, `its node N is gone`). Called after the runner ended and before
    * {@link Backend.cleanup}.
    */
-  collect(): Promise<{ summary?: string; logTail: string; node?: string; unreadable?: string }>;
+  collect(): Promise<{
+    summary?: string;
+    logTail: string;
+    node?: string;
+    unreadable?: string;
+    /** How many times k6 warned "Insufficient VUs" in the runner's whole log; absent when unread. */
+    insufficientVUs?: number;
+  }>;
+  /**
+   * Optional: the CPU time the runner's process has used so far, in s (user + system, every
+   * thread); undefined when it cannot be read (Local: `/proc/<pid>/stat` on Linux; Kubernetes: not
+   * read yet).
+   */
+  cpuSeconds?(): Promise<number | undefined>;
   /**
    * Optional: settles with the runner's end status (9 Ended, 10 Interrupted, 11 MarkedAsFailed, as
    * `GET /v1/status` gives it) as soon as the backend sees the runner's test end by itself

@@ -53,6 +53,14 @@ export function earliestEndS(scenarios: unknown): number {
   return end;
 }
 
+/** Whether any scenario of `options.scenarios` (as `k6 inspect` prints them) runs an arrival-rate executor. */
+export function hasArrivalRate(scenarios: unknown): boolean {
+  if (scenarios === null || typeof scenarios !== 'object') return false;
+  return Object.values(scenarios as Record<string, { executor?: unknown } | null>).some((s) =>
+    ARRIVAL_RATE_EXECUTORS.has(String(s?.executor)),
+  );
+}
+
 /** An arrival-rate scenario that cannot give every runner a pre-allocated VU. */
 export interface ShortArrivalRate {
   /** The scenario's name (its key in `options.scenarios`). */

@@ -24,6 +24,11 @@ export const K6_METRIC = {
   vus: 'vus',
   /** Gauge of allocated VUs. */
   vusMax: 'vus_max',
+  /**
+   * Counter of iterations an arrival-rate executor could not start (no free VU, `maxVUs` reached);
+   * k6 emits it only when one was dropped.
+   */
+  droppedIterations: 'dropped_iterations',
 } as const;
 
 /** k6's built-in metrics and what they contain (https://grafana.com/docs/k6/latest/using-k6/metrics/reference/). */

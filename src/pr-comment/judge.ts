@@ -17,14 +17,17 @@ import type { RunResult } from '../result/schema.ts';
  * - `no-baseline`: nothing to compare with yet;
  * - `baseline-expired`: the newest baseline's artifact expired;
  * - `environment-changed`: the baseline ran elsewhere (runners, image, resources, script…):
- *   deltas are shown, not judged.
+ *   deltas are shown, not judged;
+ * - `inconclusive`: head's or the baseline's load generator saturated (`loadGenerator.saturated`):
+ *   its figures measure the runners, so deltas are shown, not judged, and the check does not fail.
  */
 export type ReportVerdict =
   | 'passed'
   | 'regressed'
   | 'no-baseline'
   | 'baseline-expired'
-  | 'environment-changed';
+  | 'environment-changed'
+  | 'inconclusive';
 
 /** Everything a report is made from; a report bundle carries exactly this. */
 export interface CommentData {
@@ -95,6 +98,10 @@ export function judge(input: CommentData): Judgement {
     gate: judged ? options.gate : [],
   });
   if (!judged) return { verdict: 'environment-changed', comparison, environmentDiffs };
+  if (head.loadGenerator?.saturated || base.loadGenerator?.saturated) {
+    comparison = compareResults(base, head, { tolerances: options.tolerances, gate: [] });
+    return { verdict: 'inconclusive', comparison, environmentDiffs };
+  }
   const all = input.history?.runs ?? [];
   const history = all.filter(
     (h) => environmentDifferences(h.result.environment, head.environment).length === 0,

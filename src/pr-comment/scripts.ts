@@ -34,6 +34,7 @@ export interface RenderedScriptsReport {
 /** Worst first: the overall verdict is the first of these that any script has. */
 const VERDICT_ORDER: readonly ReportVerdict[] = [
   'regressed',
+  'inconclusive',
   'environment-changed',
   'baseline-expired',
   'no-baseline',
@@ -42,7 +43,7 @@ const VERDICT_ORDER: readonly ReportVerdict[] = [
 
 /**
  * The verdict of several scripts: `regressed` when any script regressed, `passed` when every one
- * passed, else the worst of the others in the order regressed, environment-changed,
+ * passed, else the worst of the others in the order regressed, inconclusive, environment-changed,
  * baseline-expired, no-baseline, passed.
  * @throws Error when `verdicts` is empty (there is no report without a result).
  */

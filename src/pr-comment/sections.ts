@@ -17,6 +17,7 @@ import {
   renderThresholds,
   renderTimeline,
 } from '../render/markdown.ts';
+import { saturationWarning } from '../result/health.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { Section } from './fit.ts';
 import type { CommentData, Judgement, ReportVerdict } from './judge.ts';
@@ -108,6 +109,7 @@ export const VERDICT_LINES: Record<ReportVerdict, string> = {
   'no-baseline': '⚪ No baseline yet',
   'baseline-expired': '⚪ Baseline expired',
   'environment-changed': '🟠 Not judged: the environment changed',
+  inconclusive: '🟠 Inconclusive: the load generator saturated',
 };
 
 function verdictLine(input: CommentData, j: Judgement): string {
@@ -135,11 +137,24 @@ function verdictLine(input: CommentData, j: Judgement): string {
     }
     case 'environment-changed':
       return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
+    case 'inconclusive': {
+      const sides = [
+        input.head.loadGenerator?.saturated ? 'this run' : '',
+        input.base?.loadGenerator?.saturated ? 'the baseline' : '',
+      ].filter(Boolean);
+      return `${head}${branch}: ${sides.join(' and ')} saturated ${sides.length > 1 ? 'their' : 'its'} runners, so the deltas below measure the load generator, not a regression or its absence. Settle it with more VUs (\`maxVUs\`, \`preAllocatedVUs\`), fewer runners per node or a larger runner.`;
+    }
     case 'no-baseline':
       return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;
     case 'baseline-expired':
       return `${head}${branch}: the stored result is gone, so this run is not judged against a baseline.`;
   }
+}
+
+/** The saturation warning of head, as a line of its own after the verdict; none when it did not saturate. */
+function headSaturation(head: RunResult): string[] {
+  const warning = saturationWarning(head.loadGenerator);
+  return warning ? ['', escapeMarkdown(warning)] : [];
 }
 
 function shortSha(sha: string | undefined): string {
@@ -236,6 +251,7 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
       '',
       verdictLine(input, j),
       ...(input.links.forkRunUrl ? ['', forkNote(input.links.forkRunUrl)] : []),
+      ...headSaturation(head),
       '',
       `**This run (its own thresholds):** ${renderHeadline(head)}`,
       ...(options.dashboardUrl ? ['', dashboardMarkdown(options.dashboardUrl, head)] : []),

@@ -1,5 +1,6 @@
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
+import { saturationWarning } from '../result/health.ts';
 import type { MetricResult, RunResult } from '../result/schema.ts';
 import { timelineMarkdown } from './chart.ts';
 import { dashboardMarkdown } from './dashboard.ts';
@@ -191,7 +192,10 @@ export function renderTimeline(result: Pick<RunResult, 'timeline'>): string {
 
 /** The whole report. */
 export function renderReport(result: RunResult, options: ReportOptions = {}): string {
-  const parts = [`## ${escapeMarkdown(options.title ?? 'k6 distributed run')}`, renderHeadline(result)];
+  const parts = [`## ${escapeMarkdown(options.title ?? 'k6 distributed run')}`];
+  const saturated = saturationWarning(result.loadGenerator);
+  if (saturated) parts.push(escapeMarkdown(saturated));
+  parts.push(renderHeadline(result));
   if (options.dashboardUrl) parts.push(dashboardMarkdown(options.dashboardUrl, result));
   const failures = renderFailures(result);
   if (failures) parts.push(failures);

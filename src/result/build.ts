@@ -5,6 +5,7 @@ import { parseGoFloat } from '../k6/go-syntax.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import type { RunnerExit } from '../plan.ts';
+import type { LoadGenerator } from './load-generator-schema.ts';
 import { mergePercentiles } from './quantiles.ts';
 import type { Timeline } from './schema.ts';
 import {
@@ -70,6 +71,8 @@ export interface ResultParts {
   /** Why the run failed besides crossed thresholds (runner failures, interruption, missing summaries), in order. */
   failures: readonly Failure[];
   runners: readonly RunnerOutcome[];
+  /** The load generator's health (src/result/health.ts); absent when not assessed. */
+  loadGenerator?: LoadGenerator;
 }
 
 /**
@@ -115,6 +118,7 @@ export function buildResult(parts: ResultParts): RunResult {
       ),
     ),
     ...(parts.timeline ? { timeline: parts.timeline } : {}),
+    ...(parts.loadGenerator ? { loadGenerator: parts.loadGenerator } : {}),
   };
 }
 

@@ -374,6 +374,11 @@ export const runResultSchema = z.looseObject({
    * absent in results written before it.
    */
   runId: z.string().optional(),
+  /**
+   * Whether the runners held the test back: the verdict and one line per reason here, every figure
+   * in the full shape of `loadGeneratorSchema` (src/result/load-generator-schema.ts); absent in older results.
+   */
+  loadGenerator: z.looseObject({ saturated: z.boolean(), reasons: z.array(z.string()) }).optional(),
 });
 /** The global result of one distributed run (fields this version does not name are kept when read). */
 export type RunResult = z.infer<typeof runResultSchema>;

@@ -1,11 +1,13 @@
 import type { Backend } from '../backends/backend.ts';
 import type { Failure } from '../errors.ts';
+import { hasArrivalRate } from '../k6/executors.ts';
 import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { RunnerExit, RunPlan } from '../plan.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
 import { buildResult, summaryData } from '../result/build.ts';
+import { loadGeneratorHealth } from '../result/health.ts';
 import type { MetricContains, RunEnvironment, RunResult, Timeline } from '../result/schema.ts';
 import type { Collected } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';
@@ -42,6 +44,8 @@ export interface RunParts {
   vusSamples: readonly VusSample[];
   collected: Collected;
   timeline?: Timeline;
+  /** CPU time each runner used during its test, in s (undefined where not read); absent when none was. */
+  cpuSeconds?: ReadonlyArray<number | undefined>;
 }
 
 /**
@@ -92,6 +96,15 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
       ...(parts.setupData ? { setupData: parts.setupData.data } : {}),
     }),
     thresholds,
+    loadGenerator: loadGeneratorHealth(
+      launched.runners.map((_, i) => ({
+        summary: collected.summaries[i],
+        insufficientVUs: collected.leftovers[i]!.insufficientVUs,
+        cpuSeconds: parts.cpuSeconds?.[i],
+        durationS: collected.summaries[i]?.durationS ?? durationS,
+      })),
+      hasArrivalRate(pre.options.scenarios),
+    ),
     failures: [...parts.failures, ...collected.failures],
     runners: launched.runners.map((_, i) => ({
       segment: plan.runners[i]!.segment,

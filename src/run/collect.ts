@@ -67,6 +67,15 @@ export async function collectAll(runners: readonly Runner[], workDir?: string): 
 }
 
 /**
+ * The CPU time each runner has used so far, in s (`Runner.cpuSeconds`); undefined where the
+ * backend cannot read it. Read at the start and at the end of the test: the difference is its
+ * test's CPU time (a paused or lingering k6 is idle).
+ */
+export function cpuSecondsOf(runners: readonly Runner[]): Promise<Array<number | undefined>> {
+  return Promise.all(runners.map((r) => r.cpuSeconds?.().catch(() => undefined)));
+}
+
+/**
  * The one line that says why a runner failed: `runner 2 failed[ before the start] (exit 107:
  * script exception): <k6's error line, at most 300 characters>`, read from the runner's log tail.
  */

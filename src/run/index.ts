@@ -19,7 +19,7 @@ import { writeResultOrKeep } from '../result/file.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
-import { type Collected, collectAll } from './collect.ts';
+import { type Collected, collectAll, cpuSecondsOf } from './collect.ts';
 import { launch, runLifetimeS } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { k6FileOutputs, newRunId, planRun } from './plan.ts';
@@ -229,6 +229,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
         collected: await collectThenClean(launched.runners, backend, log, options.workDir),
       });
     }
+    const cpuAtStart = await cpuSecondsOf(launched.runners);
+    let cpuAtEnd: Array<number | undefined> = [];
     const start = await startAll(launched.runners, clock, log, backend, {
       earliestEndS: earliestEndS(pre.options.scenarios),
     });
@@ -239,6 +241,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       stopTimeoutS,
       progressIntervalS: options.progressIntervalS ?? 10,
       onTestEnded: async (lingering) => {
+        cpuAtEnd = await cpuSecondsOf(launched.runners);
         teardown = await teardownOnce(launched.runners, lingering, {
           skip: lifecycle.noTeardown,
           timeoutS: lifecycle.teardownTimeoutS,
@@ -271,6 +274,9 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       vusSamples: monitored.vusSamples,
       collected,
       timeline: monitored.progress.finish(monitored.endedAtMs, collected.summaries),
+      cpuSeconds: cpuAtStart.map((at, i) =>
+        at === undefined || cpuAtEnd[i] === undefined ? undefined : cpuAtEnd[i]! - at,
+      ),
     });
   } catch (error) {
     await backend.cleanup();

@@ -134,7 +134,13 @@ export function judgedOutcome(
       'baseline-run-id': run ? String(run.id) : '',
     },
     annotations,
-    warnings: [],
+    // Inconclusive never fails the check: it says why, and what would settle it, as a warning.
+    warnings:
+      judgement.verdict === 'inconclusive'
+        ? [
+            `not judged: the load generator saturated (${[input.head, input.base].flatMap((r) => r?.loadGenerator?.reasons ?? []).join('; ')}); give it more VUs (maxVUs), fewer runners per node or a larger runner`,
+          ]
+        : [],
   };
   if (failing) {
     const against = input.baseline.branch ? ` against ${input.baseline.branch}` : '';

@@ -28,7 +28,7 @@ import {
   type ReportOutcome,
   scriptsOutcome,
 } from './outcome.ts';
-import { baselineFor } from './pull-request.ts';
+import { reportData } from './pull-request.ts';
 
 // The `post-bundle` mode: post a fork pull request's report bundle from a `workflow_run` workflow.
 
@@ -136,24 +136,13 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
   };
   const forkRunUrl = wr.html_url ?? runUrl(ctx, wr.id);
   /** A report's data as this (trusted) workflow makes it: the fork's head, the rest its own. */
-  const trusted = async (head: RunResult, key: string): Promise<CommentData> => {
-    const { baseline, base, history } = await baselineFor({ ...own, key }, deps, pr);
-    return {
-      head,
-      ...(base ? { base } : {}),
-      baseline,
-      ...(history ? { history } : {}),
-      options: {
-        key: inputs.key,
-        gate: inputs.gate,
-        tolerances: inputs.tolerances,
-        scriptChange: inputs.scriptChange,
-        ...(inputs.title ? { title: inputs.title } : {}),
-        ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
-      },
-      links: { runUrl: forkRunUrl, headSha: wr.head_sha, forkRunUrl },
-    };
-  };
+  const trusted = (head: RunResult, key: string): Promise<CommentData> =>
+    reportData(head, { ...own, key }, inputs, deps, pr, {
+      runUrl: forkRunUrl,
+      headSha: wr.head_sha,
+      forkRunUrl,
+    });
+
   // Which comment to update comes from the trusted side only: the triggering workflow's name as
   // GitHub reports it, this job, and this step's key; never from the bundle, which a fork wrote.
   const marker = commentMarker({ workflow: wr.name ?? 'workflow_run', job: ctx.job, key: inputs.key });

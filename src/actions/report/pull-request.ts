@@ -146,7 +146,27 @@ export async function commentData(
   pr: PullRequestRef,
 ): Promise<CommentData> {
   const head = await readRunResult(inputs.resultPath, 'result');
-  const { baseline, base, history } = await baselineFor(inputs, deps, pr);
+  return reportData(head, inputs, inputs, deps, pr, {
+    runUrl: runUrl(deps.ctx, deps.ctx.workflowRunId),
+    headSha: pr.headSha,
+  });
+}
+
+/**
+ * A report's data for `head`: the baseline that `lookup` names (its key on the base branch, or the
+ * `baseline` file) and its history, read by this workflow ({@link baselineFor}), with this step's
+ * own options (gate, tolerances, title, script-change policy, dashboard link) and `links`.
+ * @throws Error when a REST call fails beyond its retries.
+ */
+export async function reportData(
+  head: RunResult,
+  lookup: Parameters<typeof baselineFor>[0],
+  inputs: ReportActionInputs,
+  deps: ReportDeps,
+  pr: PullRequestRef,
+  links: CommentData['links'],
+): Promise<CommentData> {
+  const { baseline, base, history } = await baselineFor(lookup, deps, pr);
   return {
     head,
     ...(base ? { base } : {}),
@@ -160,7 +180,7 @@ export async function commentData(
       ...(inputs.title ? { title: inputs.title } : {}),
       ...(inputs.dashboardUrl ? { dashboardUrl: inputs.dashboardUrl } : {}),
     },
-    links: { runUrl: runUrl(deps.ctx, deps.ctx.workflowRunId), headSha: pr.headSha },
+    links,
   };
 }
 

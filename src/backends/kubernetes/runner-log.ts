@@ -1,5 +1,6 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { runnerCompleted } from '../../k6/exit-codes.ts';
+import { countInsufficientVUs } from '../../k6/log.ts';
 import type { Logger } from '../../log.ts';
 import type { RunnerExit } from '../../plan.ts';
 import type { Runner } from '../backend.ts';
@@ -221,7 +222,8 @@ export class RunnerLogs {
         const unreadable = `the kubelet of node ${nodeName ?? '(unknown)'} could not follow its log: "${log.trim()}" (the node's fs.inotify.max_user_instances is used up)`;
         return { logTail, unreadable, ...node };
       }
-      return summary === undefined ? { logTail, ...node } : { summary, logTail, ...node };
+      const warned = { insufficientVUs: countInsufficientVUs(rest), ...node };
+      return summary === undefined ? { logTail, ...warned } : { summary, logTail, ...warned };
     } catch (error) {
       const unreadable = `the log of Pod ${state.pod} could not be read: ${apiErrorMessage(error)}`;
       return { logTail: `(${unreadable})`, unreadable, ...node };

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import getPort from 'get-port';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
+import { countInsufficientVUs } from '../../k6/log.ts';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
 import type { RunnerExit } from '../../plan.ts';
 import { type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
@@ -47,6 +48,22 @@ export interface LocalBackendOptions {
    * and the `-e` values (which stay off the command line, where `ps` would show them).
    */
   env?: Record<string, string>;
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat`'s times (Linux's USER_HZ, 100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * The CPU time a process has used so far, in s: `utime + stime` (fields 14 and 15) of
+ * `/proc/<pid>/stat`, every thread included; undefined off Linux or once the process is gone.
+ */
+export async function processCpuSeconds(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields?.[11]) + Number(fields?.[12]);
+  return Number.isFinite(ticks) ? ticks / CLOCK_TICKS_PER_S : undefined;
 }
 
 /** How many of a runner's last log lines its collect() returns. */
@@ -151,7 +168,8 @@ export class LocalBackend implements Backend {
           ...runnerEnv(plan),
         },
       });
-      const logDone = this.captureLog(child, runnerPlan.index, logPath);
+      const warnings = { insufficientVUs: 0 };
+      const logDone = this.captureLog(child, runnerPlan.index, logPath, warnings);
       const entry = {
         child,
         done: false,
@@ -196,8 +214,10 @@ export class LocalBackend implements Backend {
             (await readFile(compactPath, 'utf8').catch(() => undefined)) ??
             (await readFile(summaryPath, 'utf8').catch(() => undefined));
           const logTail = await readLogTail(logPath, LOG_TAIL_LINES);
-          return summary === undefined ? { logTail } : { summary, logTail };
+          const read = { logTail, insufficientVUs: warnings.insufficientVUs };
+          return summary === undefined ? read : { summary, ...read };
         },
+        cpuSeconds: async () => (entry.done ? undefined : processCpuSeconds(child.pid)),
       });
     }
     return runners;
@@ -205,9 +225,15 @@ export class LocalBackend implements Backend {
 
   /**
    * Writes a runner's stdout and stderr to its log file, and hands each console line to
-   * `onConsole`. Resolves once both streams ended and the file is flushed.
+   * `onConsole`, counting k6's "Insufficient VUs" warnings in `warnings`. Resolves once both
+   * streams ended and the file is flushed.
    */
-  private captureLog(child: ChildProcess, index: number, logPath: string): Promise<void> {
+  private captureLog(
+    child: ChildProcess,
+    index: number,
+    logPath: string,
+    warnings: { insufficientVUs: number },
+  ): Promise<void> {
     const file = createWriteStream(logPath);
     const streams = [child.stdout!, child.stderr!];
     const ended = streams.map(
@@ -216,6 +242,7 @@ export class LocalBackend implements Backend {
           const lines = createInterface({ input: stream, crlfDelay: Infinity });
           lines.on('line', (line) => {
             file.write(`${line}\n`);
+            warnings.insufficientVUs += countInsufficientVUs(line);
             if (this.options.onConsole && line.includes('source=console'))
               this.options.onConsole(index, line);
           });

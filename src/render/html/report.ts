@@ -1,5 +1,6 @@
 import type { Comparison, MetricDelta } from '../../compare/compare.ts';
 import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-parser.ts';
+import { saturationWarning } from '../../result/health.ts';
 import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
 import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
@@ -60,8 +61,10 @@ function headerSection(result: RunResult, title: string, dashboardUrl: string | 
     result.failures.length > 0
       ? `<ul class="failures">${result.failures.map((f) => `<li>${e(f)}</li>`).join('')}</ul>`
       : '';
+  const saturated = saturationWarning(result.loadGenerator);
   return [
     `<header><h1>${e(title)}</h1>`,
+    saturated ? `<p class="warn saturated">${e(saturated)}</p>` : '',
     `<p><span class="verdict ${result.verdict}">${result.verdict === 'passed' ? 'PASSED' : 'FAILED'}</span> `,
     `<code>${e(result.script)}</code> · ${facts.join(' · ')}</p>`,
     dashboardUrl

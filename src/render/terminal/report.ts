@@ -1,4 +1,5 @@
 import { DEFAULT_SUMMARY_TREND_STATS } from '../../result/build.ts';
+import { saturationWarning } from '../../result/health.ts';
 import type { MetricResult, RunResult, ThresholdRow } from '../../result/schema.ts';
 import { everyCheck, formatCount, formatMs, formatRate } from '../format.ts';
 import { humanizeStat, nonTrendColumns, thresholdObserved } from './humanize.ts';
@@ -246,6 +247,8 @@ export function renderTerminalReport(result: RunResult, options: TerminalReportO
     `${INDENT}${[runners, `k6 ${terminalText(env.k6Version)}`, `${result.durationS.toFixed(1)}s`, `start skew ${formatMs(result.startSkewMs)}`, ...(result.runId ? [`run ${terminalText(result.runId)}`] : [])].join(' · ')}`,
     '',
   ];
+  const saturated = saturationWarning(result.loadGenerator);
+  if (saturated) lines.splice(1, 0, '', `${INDENT}${p.paint(terminalText(saturated), 'yellow')}`);
   lines.push(title('THRESHOLDS (judged on the aggregate of all runners)', p));
   if (result.thresholds.length === 0) lines.push('', `${INDENT}The script defines no thresholds.`);
   else lines.push(...thresholdLines(result, p));

@@ -7,7 +7,7 @@ import { showBidiControls } from '../format.ts';
  */
 
 /** Colours and weights the report uses, by name (k6's summary uses the same ones). */
-const SGR = { bold: '1', faint: '2', red: '31', green: '32', cyan: '36' } as const;
+const SGR = { bold: '1', faint: '2', red: '31', green: '32', yellow: '33', cyan: '36' } as const;
 
 /** One of {@link SGR}. */
 export type Tone = keyof typeof SGR;

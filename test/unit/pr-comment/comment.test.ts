@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { judgedOutcome } from '../../../src/actions/report/outcome.ts';
 import type { BaselineInfo } from '../../../src/compare/baseline.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
 import { commentMarker, renderReportBodies } from '../../../src/pr-comment/comment.ts';
@@ -268,5 +269,39 @@ describe('fitting the 65,536-character limit', () => {
     const fitted = fitSections([{ id: 'header', text: 'x'.repeat(100_000) }], 1000, measureChars, '');
     expect(fitted.text.length).toBeLessThanOrEqual(1000);
     expect(fitted.dropped).toEqual(['the rest']);
+  });
+});
+
+/** A head or baseline whose load generator could not keep up (src/result/health.ts). */
+const saturated = {
+  saturated: true,
+  reasons: ['runner 1 dropped 112 of 1,000 iterations (11.2%)'],
+};
+
+describe('the verdict of a saturated run', () => {
+  it('is inconclusive, not regressed, for a saturated head even with a +50% p95, and does not fail', () => {
+    // The same +50% p95 regresses when the load generator kept up.
+    expect(judge(input(makeResult({ p95: 33 }), makeResult())).verdict).toBe('regressed');
+    const data = input({ ...makeResult({ p95: 33 }), loadGenerator: saturated }, makeResult());
+    const rendered = renderReportBodies(data, marker);
+    expect(rendered.judgement.verdict).toBe('inconclusive');
+    expect(rendered.judgement.comparison?.gatedRegressions).toEqual([]);
+    const lines = rendered.comment.text.split('\n');
+    expect(lines[3]).toMatch(
+      /^\*\*🟠 Inconclusive: the load generator saturated\*\* against `main`: this run saturated its runners.*more VUs/,
+    );
+    expect(lines[5]).toContain('The load generator saturated: runner 1 dropped 112 of 1,000 iterations');
+    const outcome = judgedOutcome('comment', { failOnRegression: true }, data, rendered);
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.outputs.verdict).toBe('inconclusive');
+    expect(outcome.warnings.join('\n')).toContain('runner 1 dropped 112');
+  });
+
+  it('is inconclusive, not "no regression", when only the baseline saturated', () => {
+    const data = input(makeResult(), { ...makeResult(), loadGenerator: saturated });
+    const rendered = renderReportBodies(data, marker);
+    expect(rendered.judgement.verdict).toBe('inconclusive');
+    expect(rendered.comment.text).toContain(': the baseline saturated its runners');
+    expect(rendered.comment.text).not.toContain('⚠️');
   });
 });

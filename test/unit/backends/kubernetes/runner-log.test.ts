@@ -61,7 +61,12 @@ describe("a runner's k6 log", () => {
     s.follows[0]!.data(`level=warning msg="slow"\n${compact}\n`);
     // The follow has not ended (the kubelet ends it up to 1 s later): not waited for.
     const left = await s.logs.collect(0, { code: 0 }, false);
-    expect(left).toEqual({ summary: compact, logTail: 'level=warning msg="slow"', node: 'n1' });
+    expect(left).toEqual({
+      summary: compact,
+      logTail: 'level=warning msg="slow"',
+      node: 'n1',
+      insufficientVUs: 0,
+    });
   });
 
   it('says why nothing could be read: a lost node, a kubelet out of inotify instances, a failed read', async () => {
