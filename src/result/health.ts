@@ -11,6 +11,13 @@ import type { LoadGenerator, RunnerHealth } from './load-generator-schema.ts';
 /** A runner that used this fraction of one CPU core or more over its test is saturated. */
 export const CPU_SATURATED = 0.9;
 
+/**
+ * The shortest test, in s, over which a runner's CPU share is a figure: over a shorter one, k6's own
+ * start (VUs initialised, the first iterations compiled) dominates, and a 20-iteration test of a
+ * few ms reads as 100% of a core. A shorter test's CPU is recorded as `unknown`.
+ */
+export const CPU_MIN_WINDOW_S = 5;
+
 /** What one runner left that tells its health. */
 export interface RunnerLoad {
   summary: RunnerSummary | undefined;
@@ -25,7 +32,8 @@ export interface RunnerLoad {
 /**
  * The run's load-generator health. Saturated when any iteration was dropped, when a runner's VUs
  * reached `vus_max` in a script with an arrival-rate scenario and k6 warned "Insufficient VUs",
- * or when a runner used {@link CPU_SATURATED} of a core or more.
+ * or when a runner used {@link CPU_SATURATED} of a core or more over a test of at least
+ * {@link CPU_MIN_WINDOW_S}.
  * @param arrivalRate whether the script has an arrival-rate scenario (else `vus` at `vus_max` is normal).
  */
 export function loadGeneratorHealth(runners: readonly RunnerLoad[], arrivalRate: boolean): LoadGenerator {
@@ -72,7 +80,8 @@ function runnerHealth(index: number, r: RunnerLoad, arrivalRate: boolean): Runne
     vus,
     vusMax,
     vusMaxReached: arrivalRate && vusMax > 0 && vus >= vusMax,
-    cpu: r.cpuSeconds !== undefined && r.durationS > 0 ? r.cpuSeconds / r.durationS : 'unknown',
+    cpu:
+      r.cpuSeconds !== undefined && r.durationS >= CPU_MIN_WINDOW_S ? r.cpuSeconds / r.durationS : 'unknown',
   };
 }
 

@@ -15,7 +15,7 @@ const SCRIPT = `
 import http from 'k6/http';
 export const options = {
   scenarios: {
-    s: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '4s', preAllocatedVUs: 2, maxVUs: 4 },
+    s: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '6s', preAllocatedVUs: 2, maxVUs: 4 },
   },
 };
 export default function () {
@@ -54,6 +54,7 @@ describe('a saturated load generator', () => {
       expect(r.droppedIterations).toBeGreaterThan(0);
       expect(r).toMatchObject({ vus: 2, vusMax: 2, vusMaxReached: true });
       // Local runners' CPU is read from /proc: a fraction of a core, small for sleeping VUs.
+      // A test of at least CPU_MIN_WINDOW_S (5 s) has a CPU figure.
       expect(typeof r.cpu).toBe('number');
     }
     expect(lg.reasons.join('\n')).toMatch(/runner \d dropped [\d,]+ of [\d,]+ iterations \([\d.]+%\)/);

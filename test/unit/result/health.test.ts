@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { RunnerMetric, RunnerSummary } from '../../../src/k6/summary.ts';
-import { CPU_SATURATED, loadGeneratorHealth, saturationWarning } from '../../../src/result/health.ts';
+import {
+  CPU_MIN_WINDOW_S,
+  CPU_SATURATED,
+  loadGeneratorHealth,
+  saturationWarning,
+} from '../../../src/result/health.ts';
 import { loadGeneratorSchema } from '../../../src/result/load-generator-schema.ts';
 
 const root = { name: '', path: '', groups: [], checks: [] };
@@ -66,5 +71,14 @@ describe('load-generator health', () => {
     const calm = { summary: fine, insufficientVUs: 0, cpuSeconds: CPU_SATURATED * 10 - 0.1, durationS: 10 };
     expect(loadGeneratorHealth([calm, calm, busy], true).reasons).toEqual(['runner 2 used 97% of a core']);
     expect(loadGeneratorHealth([calm], true).saturated).toBe(false);
+  });
+
+  it("judges no CPU share over a test shorter than 5 s, where k6's own start dominates", () => {
+    // A 20-iteration test of 12 ms read as 100% of a core on a busy machine (root-action e2e).
+    const blip = { summary: fine, insufficientVUs: 0, cpuSeconds: 0.012, durationS: 0.012 };
+    const short = loadGeneratorHealth([blip], false);
+    expect(short).toMatchObject({ saturated: false, cpu: 'unknown' });
+    const atWindow = { ...blip, cpuSeconds: CPU_MIN_WINDOW_S, durationS: CPU_MIN_WINDOW_S };
+    expect(loadGeneratorHealth([atWindow], false).reasons).toEqual(['runner 0 used 100% of a core']);
   });
 });
