@@ -259,7 +259,7 @@ describe(`on Node ${REGISTRY_NODES.oldest}, the oldest engines allows`, () => {
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: k6-distributed');
     const out = await npx(
-      ['demo', '--runners', '2', '--duration', '2s', '--rate', '50'],
+      ['demo', '--runners', '2', '--duration', '3s', '--rate', '100'],
       env,
       110_000,
       cwd,
