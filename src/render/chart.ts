@@ -1,5 +1,5 @@
 import type { ToleranceUnit } from '../compare/judgement.ts';
-import type { Timeline, TimelinePoint } from '../result/schema.ts';
+import type { Timeline, TimelinePoint } from '../result/timeline-schema.ts';
 import { escapeMarkdown, formatPercent } from './format.ts';
 
 /**

@@ -7,7 +7,6 @@ import type { RunnerSummary } from '../k6/summary.ts';
 import type { RunnerExit } from '../plan.ts';
 import type { LoadGenerator } from './load-generator-schema.ts';
 import { mergePercentiles } from './quantiles.ts';
-import type { Timeline } from './schema.ts';
 import {
   type GroupResult,
   type MetricResult,
@@ -19,6 +18,7 @@ import {
   type SummaryGroup,
   type ThresholdRow,
 } from './schema.ts';
+import type { Timeline } from './timeline-schema.ts';
 
 /**
  * The test's wall-clock window, in s: from the first runner's start to the end of the last

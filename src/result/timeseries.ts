@@ -1,5 +1,5 @@
 import type { CheckTotals, K6LiveMetric } from '../k6/rest.ts';
-import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from './schema.ts';
+import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from './timeline-schema.ts';
 
 export { type CheckTotals, checkTotalsFromGroups } from '../k6/rest.ts';
 

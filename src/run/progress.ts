@@ -4,7 +4,8 @@ import { K6_METRIC } from '../k6/metrics.ts';
 import type { CheckTotals, K6LiveMetric } from '../k6/rest.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import type { Logger } from '../log.ts';
-import type { MetricContains, Timeline, TimelinePoint } from '../result/schema.ts';
+import type { MetricContains } from '../result/schema.ts';
+import type { Timeline, TimelinePoint } from '../result/timeline-schema.ts';
 import { type RunnerPoll, TimelineRecorder } from '../result/timeseries.ts';
 
 /** What one runner answered at one poll. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { timelineMarkdown, trendMarkdown } from '../../src/render/chart.ts';
 import { escapeHtml } from '../../src/render/html/page.ts';
-import { TIMELINE_SCHEMA, type Timeline } from '../../src/result/schema.ts';
+import { TIMELINE_SCHEMA, type Timeline } from '../../src/result/timeline-schema.ts';
 import { ROOT } from '../support/cli.ts';
 import { ensureChromium, openInChromium } from './support/chromium.ts';
 

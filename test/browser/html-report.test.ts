@@ -9,7 +9,8 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import { httpRequest, K6_STATUS, runnerApi } from '../../src/k6/rest.ts';
 import { renderHtmlReport } from '../../src/render/html/report.ts';
 import { CHART_JS_SOURCE, CHART_JS_VERSION } from '../../src/render/html/vendor/chartjs.ts';
-import type { RunResult, Timeline } from '../../src/result/schema.ts';
+import type { RunResult } from '../../src/result/schema.ts';
+import type { Timeline } from '../../src/result/timeline-schema.ts';
 import { checkTotalsFromGroups, TimelineRecorder } from '../../src/result/timeseries.ts';
 import { ROOT, runCli, writeScript } from '../support/cli.ts';
 import { ensureChromium, openInChromium } from './support/chromium.ts';

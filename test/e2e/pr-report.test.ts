@@ -7,7 +7,8 @@ import type { K6LiveMetric } from '../../src/k6/rest.ts';
 import { RUN_TAG, RUNNER_TAG } from '../../src/plan.ts';
 import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
 import type { CommentData } from '../../src/pr-comment/judge.ts';
-import type { RunResult, Timeline } from '../../src/result/schema.ts';
+import type { RunResult } from '../../src/result/schema.ts';
+import type { Timeline } from '../../src/result/timeline-schema.ts';
 import { TimelineRecorder } from '../../src/result/timeseries.ts';
 import { ROOT, runCli, tempDir, writeScript } from '../support/cli.ts';
 

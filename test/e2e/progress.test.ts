@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
-import { TimelineSchema } from '../../src/result/schema.ts';
+import { TimelineSchema } from '../../src/result/timeline-schema.ts';
 import { k6ProcessesUnder, leftovers, startCli, writeScript } from '../support/cli.ts';
 
 // Real k6 runners through the real CLI against a real HTTP server on 127.0.0.1; one runner's

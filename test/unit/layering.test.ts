@@ -17,8 +17,14 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
  * folder.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // 0. Leaves: the contracts and the cross-cutting facts. They import nothing of ours.
-  ['src/result/schema.ts', 'src/log.ts', 'src/clock.ts', 'src/output-file.ts'],
+  // 0. Leaves: the contracts and the cross-cutting facts. They import nothing of ours but each other.
+  [
+    'src/result/schema.ts',
+    'src/result/timeline-schema.ts',
+    'src/log.ts',
+    'src/clock.ts',
+    'src/output-file.ts',
+  ],
   // 1. Failure kinds and exit codes, the plan contract, the quantile math.
   ['src/errors.ts', 'src/plan.ts', 'src/result/quantiles.ts'],
   // 2. Facts about k6.
@@ -172,8 +178,15 @@ describe('layering (docs/architecture.md)', () => {
     expect(importCycles(graph)).toEqual([]);
   });
 
-  it('keeps the contracts as leaves: the result schema, the log and the clock import nothing of ours', () => {
-    for (const leaf of LAYERS[0]!) expect(graph.get(leaf), leaf).toEqual([]);
+  // The result contract is split in files (the timeline's shape is its own leaf), so a contract may
+  // import another contract, and nothing else of ours.
+  it('keeps the contracts as leaves: the result schema, the log and the clock import no other layer', () => {
+    for (const leaf of LAYERS[0]!) {
+      expect(
+        (graph.get(leaf) ?? []).filter((dep) => !LAYERS[0]!.includes(dep)),
+        leaf,
+      ).toEqual([]);
+    }
   });
 
   it('catches an upward import and a cycle (the check itself can fail)', () => {

@@ -1,7 +1,8 @@
 import type { Comparison, MetricDelta } from '../../compare/compare.ts';
 import { parseThresholdExpression, percentileKey } from '../../k6/thresholds-parser.ts';
 import { saturationWarning } from '../../result/health.ts';
-import type { GroupResult, RunResult, Timeline } from '../../result/schema.ts';
+import type { GroupResult, RunResult } from '../../result/schema.ts';
+import type { Timeline } from '../../result/timeline-schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
 import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';

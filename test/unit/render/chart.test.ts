@@ -9,7 +9,7 @@ import {
   timelineMarkdown,
   trendMarkdown,
 } from '../../../src/render/chart.ts';
-import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from '../../../src/result/schema.ts';
+import { TIMELINE_SCHEMA, type Timeline, type TimelinePoint } from '../../../src/result/timeline-schema.ts';
 
 type Mermaid = typeof import('mermaid').default;
 let mermaid: Mermaid;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { dashboardMarkdown, dashboardUrlFor, parseDashboardUrl } from '../../../src/render/dashboard.ts';
 import { renderReport } from '../../../src/render/markdown.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
-import { TIMELINE_SCHEMA } from '../../../src/result/schema.ts';
+import { TIMELINE_SCHEMA } from '../../../src/result/timeline-schema.ts';
 import { makeResult } from '../../support/results.ts';
 
 const run = { startedAt: '2026-01-10T08:00:00.000Z', endedAt: '2026-01-10T08:00:15.000Z', runId: 'rk1x2y3' };

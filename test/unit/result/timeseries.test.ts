@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { K6LiveMetric } from '../../../src/k6/rest.ts';
-import { TimelineSchema } from '../../../src/result/schema.ts';
+import { TimelineSchema } from '../../../src/result/timeline-schema.ts';
 import { checkTotalsFromGroups, TimelineRecorder } from '../../../src/result/timeseries.ts';
 
 /** A `/v1/metrics` answer as `parseMetrics` returns it (k6 v2.2.0 sink formats). */

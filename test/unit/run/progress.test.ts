@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { K6LiveMetric } from '../../../src/k6/rest.ts';
-import { TimelineSchema } from '../../../src/result/schema.ts';
+import { TimelineSchema } from '../../../src/result/timeline-schema.ts';
 import { type RunOptions, runDistributed } from '../../../src/run/index.ts';
 import {
   FakeBackend,
