@@ -250,7 +250,14 @@ export const BASELINE_RUNS_QUERY = {
 export function nockBaseRuns(
   scope: nock.Scope,
   runs: { atMergeBase: ReturnType<typeof workflowRun>[]; newest: ReturnType<typeof workflowRun>[] },
+  artifactsOf?: { name: string; runs: Record<number, ReturnType<typeof artifact>[]> },
 ): nock.Scope {
+  // Each listed run's artifacts named `artifactsOf.name` (REST "List workflow run artifacts").
+  for (const [id, list] of Object.entries(artifactsOf?.runs ?? {}))
+    scope
+      .get(`${REPO_PATH}/actions/runs/${id}/artifacts`)
+      .query({ name: artifactsOf!.name, per_page: '100' })
+      .reply(200, artifacts(list));
   return scope
     .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
     .query({ per_page: '1' })

@@ -31,6 +31,18 @@ export function makeResult(shape: Shape = {}, overrides: Partial<RunResult> = {}
     ...shape,
   };
   const failed = Math.round(s.requests * s.errorRate);
+  // The latency trend's values over `count` requests, from the given percentiles.
+  const latency = (count: number) => ({
+    count,
+    min: 1,
+    max: s.p99 * 3,
+    avg: s.p50 * 1.1,
+    med: s.p50,
+    'p(50)': s.p50,
+    'p(90)': s.p90,
+    'p(95)': s.p95,
+    'p(99)': s.p99,
+  });
   const checkPasses = Math.round(s.requests * s.checksRate);
   return {
     schema: RESULT_SCHEMA,
@@ -55,33 +67,13 @@ export function makeResult(shape: Shape = {}, overrides: Partial<RunResult> = {}
       http_req_duration: {
         type: 'trend',
         contains: 'time',
-        values: {
-          count: s.requests,
-          min: 1,
-          max: s.p99 * 3,
-          avg: s.p50 * 1.1,
-          med: s.p50,
-          'p(50)': s.p50,
-          'p(90)': s.p90,
-          'p(95)': s.p95,
-          'p(99)': s.p99,
-        },
+        values: latency(s.requests),
         thresholds: { 'p(95)<500': { ok: true, observed: s.p95 } },
       },
       'http_req_duration{expected_response:true}': {
         type: 'trend',
         contains: 'time',
-        values: {
-          count: s.requests - failed,
-          min: 1,
-          max: s.p99 * 3,
-          avg: s.p50 * 1.1,
-          med: s.p50,
-          'p(50)': s.p50,
-          'p(90)': s.p90,
-          'p(95)': s.p95,
-          'p(99)': s.p99,
-        },
+        values: latency(s.requests - failed),
       },
       http_req_failed: {
         type: 'rate',

@@ -60,13 +60,14 @@ const stored = (p95: number) => ({
 
 describe('finding the baseline of a pull request', () => {
   it('prefers the successful run at the merge-base, downloads its artifact and reads the result', async () => {
-    const scope = nockBaseRuns(nock(API), {
-      atMergeBase: [workflowRun(501, MERGE_BASE)],
-      newest: [workflowRun(503, 'b'.repeat(40)), workflowRun(501, MERGE_BASE)],
-    })
-      .get(`${REPO_PATH}/actions/runs/501/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([artifact(7001, NAME, 501)]));
+    const scope = nockBaseRuns(
+      nock(API),
+      {
+        atMergeBase: [workflowRun(501, MERGE_BASE)],
+        newest: [workflowRun(503, 'b'.repeat(40)), workflowRun(501, MERGE_BASE)],
+      },
+      { name: NAME, runs: { 501: [artifact(7001, NAME, 501)] } },
+    );
     const blob = serveArtifact(scope, 7001, stored(19));
     const found = await findBaseline(testGitHub(), new DefaultArtifactClient(), await query());
     expect(found.info).toEqual({
@@ -155,16 +156,14 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('reports "no baseline yet" when no successful run stored a result', async () => {
-    const scope = nockBaseRuns(nock(API), {
-      atMergeBase: [],
-      newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
-    })
-      .get(`${REPO_PATH}/actions/runs/502/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([]))
-      .get(`${REPO_PATH}/actions/runs/501/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([]));
+    const scope = nockBaseRuns(
+      nock(API),
+      {
+        atMergeBase: [],
+        newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
+      },
+      { name: NAME, runs: { 502: [], 501: [] } },
+    );
     const found = await findBaseline(testGitHub(), new DefaultArtifactClient(), await query());
     expect(found.info).toMatchObject({ state: 'none', runsChecked: 2 });
     expect(found.result).toBeUndefined();
@@ -172,13 +171,14 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('reports an expired artifact of the newest run as "baseline expired" and looks no further', async () => {
-    const scope = nockBaseRuns(nock(API), {
-      atMergeBase: [],
-      newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
-    })
-      .get(`${REPO_PATH}/actions/runs/502/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([artifact(7002, NAME, 502, { expired: true })]));
+    const scope = nockBaseRuns(
+      nock(API),
+      {
+        atMergeBase: [],
+        newest: [workflowRun(502, 'a'.repeat(40)), workflowRun(501, MERGE_BASE)],
+      },
+      { name: NAME, runs: { 502: [artifact(7002, NAME, 502, { expired: true })] } },
+    );
     const found = await findBaseline(testGitHub(), new DefaultArtifactClient(), await query());
     expect(found.info).toMatchObject({
       state: 'expired',
@@ -190,16 +190,17 @@ describe('finding the baseline of a pull request', () => {
   });
 
   it('uses a newer run when the one at the merge-base has expired', async () => {
-    const scope = nockBaseRuns(nock(API), {
-      atMergeBase: [workflowRun(501, MERGE_BASE)],
-      newest: [workflowRun(503, 'c'.repeat(40)), workflowRun(501, MERGE_BASE)],
-    })
-      .get(`${REPO_PATH}/actions/runs/501/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([artifact(7001, NAME, 501, { expired: true })]))
-      .get(`${REPO_PATH}/actions/runs/503/artifacts`)
-      .query(artifactsQuery)
-      .reply(200, artifacts([artifact(7003, NAME, 503)]));
+    const scope = nockBaseRuns(
+      nock(API),
+      {
+        atMergeBase: [workflowRun(501, MERGE_BASE)],
+        newest: [workflowRun(503, 'c'.repeat(40)), workflowRun(501, MERGE_BASE)],
+      },
+      {
+        name: NAME,
+        runs: { 501: [artifact(7001, NAME, 501, { expired: true })], 503: [artifact(7003, NAME, 503)] },
+      },
+    );
     const blob = serveArtifact(scope, 7003, stored(23));
     const found = await findBaseline(testGitHub(), new DefaultArtifactClient(), await query());
     expect(found.info).toMatchObject({

@@ -1,3 +1,4 @@
+import type { V1ContainerState } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   classifyPod,
@@ -7,6 +8,16 @@ import {
 } from '../../../../src/backends/kubernetes/pods.ts';
 import { describeExit } from '../../../../src/k6/exit-codes.ts';
 import { FakeBackendClock } from './support/fakes.ts';
+
+/** A not-ready `k6` container's status (core/v1 ContainerStatus) in the given state. */
+const containerStatus = (state: V1ContainerState) => ({
+  name: 'k6',
+  image: 'x',
+  imageID: '',
+  ready: false,
+  restartCount: 0,
+  state,
+});
 
 describe('disruptions', () => {
   it('names evictions and preemptions from the DisruptionTarget condition or the kubelet', () => {
@@ -97,14 +108,7 @@ describe('Pod states', () => {
         metadata: { name: 'p' },
         status: {
           containerStatuses: [
-            {
-              name: 'k6',
-              image: 'x',
-              imageID: '',
-              ready: false,
-              restartCount: 0,
-              state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } },
-            },
+            containerStatus({ waiting: { reason: 'ImagePullBackOff', message: 'not found' } }),
           ],
         },
       }),
@@ -115,16 +119,7 @@ describe('Pod states', () => {
         spec: { nodeName: 'n1', containers: [] },
         status: {
           phase: 'Failed',
-          containerStatuses: [
-            {
-              name: 'k6',
-              image: 'x',
-              imageID: '',
-              ready: false,
-              restartCount: 0,
-              state: { terminated: { exitCode: 137, reason: 'OOMKilled' } },
-            },
-          ],
+          containerStatuses: [containerStatus({ terminated: { exitCode: 137, reason: 'OOMKilled' } })],
         },
       }),
     ).toEqual({ kind: 'ended', pod: 'p', code: 137, reason: 'OOMKilled', node: 'n1' });
