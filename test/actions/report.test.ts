@@ -5,19 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../src/github/artifacts.ts';
 import type { RunResult } from '../../src/result/schema.ts';
-import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
-import {
-  artifact,
-  artifacts,
-  BASE_SHA,
-  compare,
-  HEAD_SHA,
-  MERGE_BASE,
-  OWNER,
-  REPO,
-  workflowRun,
-  workflowRuns,
-} from '../support/github.ts';
+import { baseBranchRoutes, type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
+import { MERGE_BASE, OWNER, REPO } from '../support/github.ts';
 import { makeResult } from '../support/results.ts';
 import { tempDir } from '../support/temp.ts';
 import { zipStored } from '../support/zip.ts';
@@ -49,39 +38,12 @@ beforeAll(async () => {
     [RESULT_FILE]: JSON.stringify(makeResult()),
     [BASELINE_METADATA_FILE]: JSON.stringify({ schema: 'k6-distributed/baseline@1', sha: MERGE_BASE }),
   });
-  github = await startFakeGitHub([
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/compare/${BASE_SHA}\\.\\.\\.${HEAD_SHA}$`),
-      () => ({ status: 200, body: compare(MERGE_BASE) }),
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/workflows/perf\\.yml/runs$`),
-      (_m, url) => ({
-        status: 200,
-        body: workflowRuns(url.searchParams.get('branch') === 'master' ? [workflowRun(501, MERGE_BASE)] : []),
-      }),
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/runs/501/artifacts$`),
-      (_m, url) => ({
-        status: 200,
-        body: artifacts([artifact(7001, url.searchParams.get('name') ?? '', 501)]),
-      }),
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/artifacts/7001/zip$`),
-      (_m, _u, _b, base) => ({ status: 302, headers: { location: `${base}/blob/7001.zip?sig=x` } }),
-    ],
-    [
-      'GET',
-      /^\/blob\/7001\.zip$/,
-      () => ({ status: 200, body: zip, headers: { 'content-type': 'application/zip' } }),
-    ],
-  ]);
+  github = await startFakeGitHub(
+    baseBranchRoutes(
+      () => 7001,
+      () => zip,
+    ),
+  );
 });
 
 afterAll(async () => {

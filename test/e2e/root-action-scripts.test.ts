@@ -8,19 +8,8 @@ import type { RunResult } from '../../src/result/schema.ts';
 import { readAction } from '../docs/support/actions.ts';
 import { type ActionStep, runAction } from '../support/action.ts';
 import { ROOT, tempDir } from '../support/cli.ts';
-import { type FakeGitHub, type Route, startFakeGitHub } from '../support/fake-github.ts';
-import {
-  artifact,
-  artifacts,
-  BASE_SHA,
-  compare,
-  HEAD_SHA,
-  MERGE_BASE,
-  OWNER,
-  REPO,
-  workflowRun,
-  workflowRuns,
-} from '../support/github.ts';
+import { baseBranchRoutes, type FakeGitHub, startFakeGitHub } from '../support/fake-github.ts';
+import { MERGE_BASE, OWNER, REPO } from '../support/github.ts';
 import { zipStored } from '../support/zip.ts';
 
 // The root action (dist/main.js, as GitHub runs it) with two scripts on a pull request: real k6
@@ -29,7 +18,7 @@ import { zipStored } from '../support/zip.ts';
 // artifact of the base branch in GitHub's REST shapes, and keeps the comments.
 
 const action = readAction('root');
-const REPO_PATH = `/repos/${OWNER}/${REPO}`;
+const _REPO_PATH = `/repos/${OWNER}/${REPO}`;
 const PR_EVENT = path.join(ROOT, 'test/support/fixtures/pull_request.opened.json');
 const SCRIPTS = ['load/api.js', 'load/checkout.js'];
 const ARTIFACTS: Record<string, number> = {
@@ -50,41 +39,12 @@ const zips = new Map<number, Buffer>();
 
 beforeAll(async () => {
   target = await startNodeTarget();
-  const routes: Route[] = [
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/compare/${BASE_SHA}\\.\\.\\.${HEAD_SHA}$`),
-      () => ({ status: 200, body: compare(MERGE_BASE) }),
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/workflows/perf\\.yml/runs$`),
-      (_m, url) => ({
-        status: 200,
-        body: workflowRuns(url.searchParams.get('branch') === 'master' ? [workflowRun(501, MERGE_BASE)] : []),
-      }),
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/runs/501/artifacts$`),
-      (_m, url) => {
-        const name = url.searchParams.get('name') ?? '';
-        const id = ARTIFACTS[name];
-        return { status: 200, body: artifacts(id ? [artifact(id, name, 501)] : []) };
-      },
-    ],
-    [
-      'GET',
-      new RegExp(`^${REPO_PATH}/actions/artifacts/(\\d+)/zip$`),
-      (m, _u, _b, base) => ({ status: 302, headers: { location: `${base}/blob/${m[1]}.zip?sig=x` } }),
-    ],
-    [
-      'GET',
-      /^\/blob\/(\d+)\.zip$/,
-      (m) => ({ status: 200, body: zips.get(Number(m[1])), headers: { 'content-type': 'application/zip' } }),
-    ],
-  ];
-  github = await startFakeGitHub(routes);
+  github = await startFakeGitHub(
+    baseBranchRoutes(
+      (name) => ARTIFACTS[name],
+      (id) => zips.get(id),
+    ),
+  );
 });
 afterAll(async () => {
   await target?.stop();

@@ -1,6 +1,19 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { comment, OWNER, REPO } from './github.ts';
+import {
+  artifact,
+  artifacts,
+  BASE_SHA,
+  comment,
+  compare,
+  HEAD_SHA,
+  MERGE_BASE,
+  OWNER,
+  REPO,
+  REPO_PATH,
+  workflowRun,
+  workflowRuns,
+} from './github.ts';
 
 /**
  * A tiny GitHub on 127.0.0.1 for the bundled action, which runs in another process where nock
@@ -92,4 +105,49 @@ export async function startFakeGitHub(routes: Route[]): Promise<FakeGitHub> {
     url,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
+}
+
+/**
+ * The base branch as the report action reads it: master's workflow perf.yml has one successful
+ * run, 501 at the merge-base, whose artifact named `name` has the id `artifactId(name)` (none when
+ * undefined) and downloads as `zipOf(id)` through a signed-URL redirect, as GitHub serves it.
+ */
+export function baseBranchRoutes(
+  artifactId: (name: string) => number | undefined,
+  zipOf: (id: number) => Buffer | undefined,
+): Route[] {
+  return [
+    [
+      'GET',
+      new RegExp(`^${REPO_PATH}/compare/${BASE_SHA}\\.\\.\\.${HEAD_SHA}$`),
+      () => ({ status: 200, body: compare(MERGE_BASE) }),
+    ],
+    [
+      'GET',
+      new RegExp(`^${REPO_PATH}/actions/workflows/perf\\.yml/runs$`),
+      (_m, url) => ({
+        status: 200,
+        body: workflowRuns(url.searchParams.get('branch') === 'master' ? [workflowRun(501, MERGE_BASE)] : []),
+      }),
+    ],
+    [
+      'GET',
+      new RegExp(`^${REPO_PATH}/actions/runs/501/artifacts$`),
+      (_m, url) => {
+        const name = url.searchParams.get('name') ?? '';
+        const id = artifactId(name);
+        return { status: 200, body: artifacts(id === undefined ? [] : [artifact(id, name, 501)]) };
+      },
+    ],
+    [
+      'GET',
+      new RegExp(`^${REPO_PATH}/actions/artifacts/(\\d+)/zip$`),
+      (m, _u, _b, base) => ({ status: 302, headers: { location: `${base}/blob/${m[1]}.zip?sig=x` } }),
+    ],
+    [
+      'GET',
+      /^\/blob\/(\d+)\.zip$/,
+      (m) => ({ status: 200, body: zipOf(Number(m[1])), headers: { 'content-type': 'application/zip' } }),
+    ],
+  ];
 }
