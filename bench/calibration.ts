@@ -14,6 +14,7 @@ import path from 'node:path';
 import { bootstrapShape, mixtureError } from './calibration/bootstrap.ts';
 import { evaluateShape } from './calibration/evaluate.ts';
 import { hasUncertainty, loadJudges } from './calibration/judges.ts';
+import { startBackgroundLoad } from './calibration/load.ts';
 import { cells, type Plan, parsePlan, schedule } from './calibration/plan.ts';
 import { bootstrapLines, rowLines, sizeLines, targetLines } from './calibration/report.ts';
 import { loadRuns, p95Of, type RunRecord, requestsOf, runOnce, saveIndex } from './calibration/runs.ts';
@@ -43,6 +44,7 @@ if (plan.judgeOnly) {
   mkdirSync(dataDir, { recursive: true });
   console.log(`calibration data folder (every run's result JSON): ${dataDir}`);
   const target = await startCalibrationTarget();
+  const stopLoad = startBackgroundLoad(plan.backgroundLoad);
   const { judgeOnly: _j, dataDir: _d, ...rest } = plan;
   meta = { ...rest, iterationsPerMs: target.iterationsPerMs };
   const order = schedule(cells(plan), plan.runs);
@@ -65,6 +67,7 @@ if (plan.judgeOnly) {
       );
     }
   } finally {
+    stopLoad();
     await target.stop();
   }
 }
@@ -129,7 +132,7 @@ if (compact.length < 2_000_000) {
 const md = [
   `# PR verdict calibrated on real runs${meta.label ? ` — ${meta.label}` : ''} (${date})`,
   '',
-  `\`${command}\`${plan.judgeOnly ? ' (re-judged from stored runs)' : ''}: ${meta.runs} runs per cell of ${meta.durationS} s at ${meta.rate} req/s, 2 local runners (real k6, local backend), interleaved A B C D D C B A across rounds. Cells: ${Object.entries(
+  `\`${command}\`${plan.judgeOnly ? ' (re-judged from stored runs)' : ''}: ${meta.runs} runs per cell of ${meta.durationS} s at ${meta.rate} req/s, 2 local runners (real k6, local backend), interleaved A B C D D C B A across rounds, ${meta.backgroundLoad ? `with a noisy neighbour burning ${Math.round(100 * meta.backgroundLoad)}% of a core in random 5–50 ms bursts (bench/calibration/load.ts) besides whatever else ran on the shared 2-core machine` : 'with no added load (only whatever else ran on the shared 2-core machine)'}. Cells: ${Object.entries(
     cellCounts,
   )
     .map(([c, n]) => `${c} ${n}`)
@@ -144,7 +147,7 @@ const md = [
   '## Every comparison of real runs',
   '',
   'fixed = `judge` with one stored baseline and no history; history = the same with 5 other A runs as history (the noise gate); in-run = `judge` on results that carry their own uncertainty; ab-rounds = non-overlapping blocks of K = ' +
-    `${meta.abRounds} consecutive rounds (A and B of one round next to each other; A/A pairs A of round r with A of round r+1) judged by ${judges.pairedSource === 'product' ? 'src/compare/paired.ts' : 'the STAND-IN paired t-test (one-sided 1% on ln(p95 B / p95 A); regressed also needs a mean change above 3%)'}; ab-rounds (resampled) = ${meta.bootstrap} draws of K rounds with replacement from the same real rounds. A/A and +x% use every ordered pair of runs (not independent: the upper 95% bound of the A/A share resamples runs, not pairs). Saturated = an A run against a saturated run, both ways round.`,
+    `${meta.abRounds} consecutive rounds (A and B of one round next to each other; A/A pairs A of round r with A of round r+1, for every r) judged by ${judges.pairedSource === 'product' ? 'src/compare/paired.ts' : 'the STAND-IN paired t-test (one-sided 1% on ln(p95 B / p95 A); regressed also needs a mean change above 3%)'}; ab-rounds (resampled) = ${meta.bootstrap} draws of K rounds with replacement from the same real rounds. A/A and +x% use every ordered pair of runs (not independent: the upper 95% bound of the A/A share resamples runs, not pairs). Saturated = an A run against a run of the saturated cell, both ways round. Measured p95 change = median p95 of the head cell's unsaturated runs over that of the A cell's, minus 1; saturated runs = runs of that cell whose generator the product found saturated (any cell can saturate on a busy machine).`,
   '',
   ...rowLines(rows),
   '',

@@ -11,6 +11,7 @@ import { type GridRun, gridRun, pairedTTest, rng, syntheticRun, WindowGrid } fro
  *   (RPS, errors and checks are left out: the target is not under load beyond its rate);
  * - A/B rounds: the stand-in paired t-test on K synthetic rounds of length/K windows each, round k
  *   drawn from the A and B runs of one real round (so that the pair shares its moment).
+ * Runs whose generator saturated are left out (the product judges them inconclusive).
  * Two ways to pick the runs: `per-run` takes every block of a synthetic run from one real run (the
  * run's own level, e.g. a busy minute, is kept whole: conservative for lengths beyond the real
  * run's), `pooled` takes each block from any run of the cell (optimistic: the run-to-run level
@@ -62,12 +63,14 @@ export function mixtureError(runs: RunRecord[], real: (r: RunRecord) => number |
 /** Synthetic figures for one shape at each length (in windows). */
 export function bootstrapShape(
   shape: string,
-  runs: RunRecord[],
+  allRuns: RunRecord[],
   lengths: number[],
   windowS: number,
   abRounds: number,
   draws: number,
 ): BootstrapRow[] {
+  // A saturated run is judged inconclusive by the product: it has no place in a latency figure.
+  const runs = allRuns.filter((r) => !r.result.loadGenerator?.saturated);
   const cell = (f: number) =>
     runs.filter((r) => r.cell === `${shape}×${factorLabel(f)}` && r.windows.length > 0);
   const a = cell(1);

@@ -29,6 +29,8 @@ export interface Row {
   kind: string;
   /** Measured p95 change of the head cell against the A cell (median over runs), fraction. */
   measuredP95Change?: number;
+  /** Runs of the head cell (A/A: of the A cell) whose generator saturated: `k of n`. */
+  saturatedRuns?: string;
   tally: Tally;
 }
 
@@ -64,13 +66,13 @@ function historyFor(a: RunRecord[], bi: number, exclude: RunRecord): RunResult[]
   return out;
 }
 
-/** Rounds paired by round number (A_r with H_r; with `shift`, A_r with A_{r+1} for odd r: an A/A of rounds). */
+/**
+ * Rounds paired by round number (A_r with H_r); with `aa`, A_r with A_{r+1}, an A/A of rounds
+ * (consecutive pairs share a run: a trial's rounds are then not independent, which makes its
+ * spread, and so its verdicts, a little too confident rather than too cautious).
+ */
 function roundPairs(a: RunRecord[], head: RunRecord[], aa: boolean): Round[] {
-  if (aa) {
-    const out: Round[] = [];
-    for (let i = 1; i + 1 < a.length; i += 2) out.push({ a: a[i]!.result, b: a[i + 1]!.result });
-    return out;
-  }
+  if (aa) return a.slice(0, -1).map((x, i) => ({ a: x.result, b: a[i + 1]!.result }));
   const byRound = new Map(head.map((h) => [h.round, h]));
   return a.filter((x) => byRound.has(x.round)).map((x) => ({ a: x.result, b: byRound.get(x.round)!.result }));
 }
@@ -94,7 +96,8 @@ export function evaluateShape(
     heads.push({ kind: `+${Math.round((f - 1) * 100)}%`, runs: byCell(`${shape}×${factorLabel(f)}`) });
   const sat = runs.filter((r) => r.saturated && r.shape === shape).sort((x, y) => x.round - y.round);
   const rows: Row[] = [];
-  const a95 = median(a.map((r) => p95Of(r) ?? Number.NaN));
+  const ok = (rs: RunRecord[]) => rs.filter((r) => !r.result.loadGenerator?.saturated);
+  const a95 = median(ok(a).map((r) => p95Of(r) ?? Number.NaN));
   const modes: Array<
     ['fixed' | 'history' | 'in-run', (b: number, h: RunRecord, hr: RunRecord[]) => Verdict]
   > = [
@@ -124,7 +127,8 @@ export function evaluateShape(
         shape,
         mode,
         kind,
-        measuredP95Change: median(hr.map((r) => p95Of(r) ?? Number.NaN)) / a95 - 1,
+        measuredP95Change: median(ok(hr).map((r) => p95Of(r) ?? Number.NaN)) / a95 - 1,
+        saturatedRuns: `${hr.length - ok(hr).length} of ${hr.length}`,
         tally: t,
       });
     }

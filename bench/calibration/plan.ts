@@ -41,6 +41,8 @@ export interface Plan {
   dataDir?: string;
   /** Re-judge the stored runs of this folder (or compact runs file) without running anything. */
   judgeOnly?: string;
+  /** A noisy neighbour's CPU, fraction of one core (bench/calibration/load.ts); 0 for none. */
+  backgroundLoad: number;
   /** Written in the md heading, e.g. `small-scale`. */
   label?: string;
   /** Output name under bench/results (default `calibration`). */
@@ -49,7 +51,7 @@ export interface Plan {
 
 const USAGE = `node bench/calibration.ts [--runs 30] [--duration 60] [--rate 100] [--shapes mixed,cpu]
   [--factors 1,1.05,1.1,1.2] [--saturated mixed|none] [--saturated-max-vus 2] [--max-vus 40]
-  [--window <s>] [--ab-rounds 6] [--bootstrap 2000] [--data-dir <dir>] [--label <text>] [--out calibration]
+  [--window <s>] [--ab-rounds 6] [--background-load 0.5] [--bootstrap 2000] [--data-dir <dir>] [--label <text>] [--out calibration]
   [--judge-only <data dir | calibration-runs.json>]`;
 
 function num(flag: string, raw: string | undefined, fallback: number, min: number): number {
@@ -75,6 +77,7 @@ export function parsePlan(argv: string[]): Plan {
       window: { type: 'string' },
       'ab-rounds': { type: 'string' },
       bootstrap: { type: 'string' },
+      'background-load': { type: 'string' },
       'data-dir': { type: 'string' },
       'judge-only': { type: 'string' },
       label: { type: 'string' },
@@ -107,6 +110,7 @@ export function parsePlan(argv: string[]): Plan {
     windowS: num('window', v.window, Math.max(1, Math.round(durationS / 30)), 1),
     abRounds: num('ab-rounds', v['ab-rounds'], 6, 2),
     bootstrap: num('bootstrap', v.bootstrap, 2000, 100),
+    backgroundLoad: Math.min(1, num('background-load', v['background-load'], 0.5, 0)),
     ...(v['data-dir'] ? { dataDir: v['data-dir'] } : {}),
     ...(v['judge-only'] ? { judgeOnly: v['judge-only'] } : {}),
     ...(v.label ? { label: v.label } : {}),

@@ -90,13 +90,13 @@ export function targetLines(rows: Row[]): string[] {
 /** Every row, per shape and mode. */
 export function rowLines(rows: Row[]): string[] {
   const lines = [
-    '| shape | mode | comparison | measured p95 change | n | requests per side | regressed | inconclusive | no regression | other |',
-    '| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |',
+    '| shape | mode | comparison | measured p95 change | saturated runs | n | requests per side | regressed | inconclusive | no regression | other |',
+    '| --- | --- | --- | ---: | --- | ---: | ---: | --- | --- | --- | --- |',
   ];
   for (const r of rows) {
     const t = r.tally;
     lines.push(
-      `| ${r.shape} | ${r.mode} | ${r.kind} | ${signed(r.measuredP95Change)} | ${t.n} | ${t.requestsPerSide} | ${share(t.regressed, t.n)} | ${share(t.inconclusive, t.n)} | ${share(t.pass, t.n)} | ${t.other} |`,
+      `| ${r.shape} | ${r.mode} | ${r.kind} | ${signed(r.measuredP95Change)} | ${r.saturatedRuns ?? '–'} | ${t.n} | ${t.requestsPerSide} | ${share(t.regressed, t.n)} | ${share(t.inconclusive, t.n)} | ${share(t.pass, t.n)} | ${t.other} |`,
     );
   }
   return lines;
@@ -104,6 +104,7 @@ export function rowLines(rows: Row[]): string[] {
 
 /** The bootstrap's table. */
 export function bootstrapLines(rows: BootstrapRow[]): string[] {
+  if (rows.length === 0) return ['(no shape had 2 or more unsaturated A runs to resample)'];
   const kinds = [...new Set(rows.flatMap((r) => Object.keys(r.fixed)))];
   const lines = [
     `| shape | runs drawn | length | requests per side | fixed: ${kinds.map((k) => (k === 'A/A' ? 'A/A regressed' : `${k} caught`)).join(' | fixed: ')} | A/B: A/A regressed | A/B: A/A inconclusive | A/B: ${kinds
