@@ -32,7 +32,8 @@ try {
 
 const started = Date.now();
 let runs: RunRecord[];
-let meta: Omit<Plan, 'judgeOnly' | 'dataDir'> & { iterationsPerMs?: number };
+const failed: string[] = [];
+let meta: Omit<Plan, 'judgeOnly' | 'dataDir'> & { iterationsPerMs?: number; command?: string };
 if (plan.judgeOnly) {
   runs = loadRuns(plan.judgeOnly);
   const stored = statSync(plan.judgeOnly).isFile() ? plan.judgeOnly : path.join(plan.judgeOnly, 'runs.json');
@@ -46,19 +47,34 @@ if (plan.judgeOnly) {
   const target = await startCalibrationTarget();
   const stopLoad = startBackgroundLoad(plan.backgroundLoad);
   const { judgeOnly: _j, dataDir: _d, ...rest } = plan;
-  meta = { ...rest, iterationsPerMs: target.iterationsPerMs };
+  meta = {
+    ...rest,
+    iterationsPerMs: target.iterationsPerMs,
+    command: `node bench/calibration.ts ${argv.join(' ')}`.trim(),
+  };
   const order = schedule(cells(plan), plan.runs);
   runs = [];
   try {
     for (const [seq, { cell, round }] of order.entries()) {
       const t0 = Date.now();
-      const rec = await runOnce(cell, seq, round, {
-        dataDir,
-        targetUrl: target.url,
-        rate: plan.rate,
-        durationS: plan.durationS,
-        windowS: plan.windowS,
-      });
+      let rec: RunRecord;
+      try {
+        rec = await runOnce(cell, seq, round, {
+          dataDir,
+          targetUrl: target.url,
+          rate: plan.rate,
+          durationS: plan.durationS,
+          windowS: plan.windowS,
+        });
+      } catch (e) {
+        // One failed run must not cost the rest of a 45-minute bench: counted and skipped.
+        failed.push(`${cell.id} round ${round}: ${(e as Error).message}`);
+        console.log(
+          `[${seq + 1}/${order.length}] ${cell.id} round ${round}: FAILED (${(e as Error).message})`,
+        );
+        continue;
+      }
+      rec.load1 = Number(os.loadavg()[0]?.toFixed(2));
       runs.push(rec);
       saveIndex(dataDir, runs, meta);
       const eta = ((Date.now() - started) / (seq + 1)) * (order.length - seq - 1);
@@ -94,9 +110,17 @@ const mixErr = Object.fromEntries(
 const cellCounts: Record<string, number> = {};
 for (const r of runs) cellCounts[r.cell] = (cellCounts[r.cell] ?? 0) + 1;
 
+const loads = runs
+  .map((r) => r.load1)
+  .filter((x): x is number => x !== undefined)
+  .sort((x, y) => x - y);
+const loadNote = loads.length
+  ? ` The machine's 1-minute load average at the end of each run: median ${loads[Math.floor(loads.length / 2)]}, range ${loads[0]}–${loads.at(-1)} (2 cores).`
+  : '';
 const command = `node bench/calibration.ts ${argv.join(' ')}`.trim();
 const date = new Date().toISOString();
 const summary = {
+  failedRuns: failed,
   date,
   command,
   label: meta.label,
@@ -132,13 +156,13 @@ if (compact.length < 2_000_000) {
 const md = [
   `# PR verdict calibrated on real runs${meta.label ? ` — ${meta.label}` : ''} (${date})`,
   '',
-  `\`${command}\`${plan.judgeOnly ? ' (re-judged from stored runs)' : ''}: ${meta.runs} runs per cell of ${meta.durationS} s at ${meta.rate} req/s, 2 local runners (real k6, local backend), interleaved A B C D D C B A across rounds, ${meta.backgroundLoad ? `with a noisy neighbour burning ${Math.round(100 * meta.backgroundLoad)}% of a core in random 5–50 ms bursts (bench/calibration/load.ts) besides whatever else ran on the shared 2-core machine` : 'with no added load (only whatever else ran on the shared 2-core machine)'}. Cells: ${Object.entries(
+  `\`${meta.command ?? command}\`${plan.judgeOnly ? `, re-judged from the stored runs by \`${command}\`` : ''}: ${meta.runs} runs per cell of ${meta.durationS} s at ${meta.rate} req/s, 2 local runners (real k6, local backend), interleaved A B C D D C B A across rounds, ${meta.backgroundLoad ? `with a noisy neighbour burning ${Math.round(100 * meta.backgroundLoad)}% of a core in random 5–50 ms bursts (bench/calibration/load.ts) besides whatever else ran on the shared 2-core machine` : 'with no added load (only whatever else ran on the shared 2-core machine)'}. Cells: ${Object.entries(
     cellCounts,
   )
     .map(([c, n]) => `${c} ${n}`)
     .join(
       ', ',
-    )}. The runs' compact results: ${compactNote}. Modes: ${judges.notes.join('; ')}; in-run uncertainty ${judges.hasInRun ? 'present in the results' : 'absent from these results (that mode is not on this build)'}.`,
+    )}. The runs' compact results: ${compactNote}.${loadNote}${meta.label?.includes('small') ? ' Small-scale: this validates the harness end to end; with so few runs per cell its shares mean little.' : ''}${failed.length ? ` ${failed.length} runs failed and were skipped: ${failed.join('; ')}.` : ''} Modes: ${judges.notes.join('; ')}; in-run uncertainty ${judges.hasInRun ? 'present in the results' : 'absent from these results (that mode is not on this build)'}.`,
   '',
   '## Targets (issue 24)',
   '',
@@ -146,7 +170,7 @@ const md = [
   '',
   '## Every comparison of real runs',
   '',
-  'fixed = `judge` with one stored baseline and no history; history = the same with 5 other A runs as history (the noise gate); in-run = `judge` on results that carry their own uncertainty; ab-rounds = non-overlapping blocks of K = ' +
+  'fixed = `judge` with one stored baseline and no history; history = the same with 5 other A runs as history (the noise gate; with fewer than 7 A runs the history is shorter than the minimum of the gate and the fixed rule applies); in-run = `judge` on results that carry their own uncertainty; ab-rounds = non-overlapping blocks of K = ' +
     `${meta.abRounds} consecutive rounds (A and B of one round next to each other; A/A pairs A of round r with A of round r+1, for every r) judged by ${judges.pairedSource === 'product' ? 'src/compare/paired.ts' : 'the STAND-IN paired t-test (one-sided 1% on ln(p95 B / p95 A); regressed also needs a mean change above 3%)'}; ab-rounds (resampled) = ${meta.bootstrap} draws of K rounds with replacement from the same real rounds. A/A and +x% use every ordered pair of runs (not independent: the upper 95% bound of the A/A share resamples runs, not pairs). Saturated = an A run against a run of the saturated cell, both ways round. Measured p95 change = median p95 of the head cell's unsaturated runs over that of the A cell's, minus 1; saturated runs = runs of that cell whose generator the product found saturated (any cell can saturate on a busy machine).`,
   '',
   ...rowLines(rows),

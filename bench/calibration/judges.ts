@@ -145,7 +145,7 @@ export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
   let pairedSource: Judges['pairedSource'] = 'stand-in';
   if (pairedMod) {
     pairedSource = 'product';
-    notes.push('paired judging from src/compare/paired.ts');
+    notes.push('paired judging: src/compare/paired.ts found');
   } else notes.push('A/B rounds judged by the STAND-IN paired t-test (src/compare/paired.ts not found)');
   return {
     fixed: (b, h) => call(stripUncertainty(b), stripUncertainty(h)),
@@ -156,6 +156,9 @@ export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
         try {
           const v = productPaired(pairedMod, rounds, options);
           if (v !== undefined) return fold(v);
+          notes.push(
+            'src/compare/paired.ts has no function productPaired knows (bench/calibration/judges.ts): stand-in used',
+          );
         } catch (e) {
           notes.push(`paired adapter failed (${(e as Error).message}): stand-in used`);
         }

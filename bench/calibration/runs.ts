@@ -29,6 +29,8 @@ export interface RunRecord {
   result: RunResult;
   /** Per-window latency, in time order (from the `http_req_duration{w:N}` submetrics). */
   windows: WindowStats[];
+  /** The machine's 1-minute load average when the run ended (os.loadavg; 2 cores here). */
+  load1?: number;
   /** The full result file, when run in this data folder. */
   file?: string;
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fold, hasUncertainty, standInPaired, stripUncertainty } from '../../../bench/calibration/judges.ts';
+import {
+  fold,
+  hasUncertainty,
+  productPaired,
+  standInPaired,
+  stripUncertainty,
+} from '../../../bench/calibration/judges.ts';
 import { cells, parsePlan, schedule } from '../../../bench/calibration/plan.ts';
 import { type RunRecord, toRecord, type WindowStats } from '../../../bench/calibration/runs.ts';
 import { calibrationScript, windowCount } from '../../../bench/calibration/script.ts';
@@ -124,6 +130,21 @@ describe('calibration judging adapters', () => {
     expect(hasUncertainty(r)).toBe(true);
     expect(stripUncertainty(r)).toEqual({ metrics: { x: { values: { 'p(95)': 3 } } } });
     expect(hasUncertainty(stripUncertainty(r))).toBe(false);
+  });
+
+  it('calls the product paired judging through the adapter, and says when it knows no function', () => {
+    const seen: unknown[] = [];
+    const mod = {
+      judgePaired: (input: unknown) => {
+        seen.push(input);
+        return { verdict: 'regressed' };
+      },
+    };
+    const a = {} as RunResult;
+    const b = {} as RunResult;
+    expect(productPaired(mod, [{ a, b }], { gate: ['p95'], tolerances: {} })).toBe('regressed');
+    expect(seen).toEqual([{ rounds: [{ base: a, head: b }], gate: ['p95'], tolerances: {} }]);
+    expect(productPaired({ other: () => 'x' }, [{ a, b }], { gate: [], tolerances: {} })).toBeUndefined();
   });
 
   it('judges A/B rounds with a saturated side inconclusive', () => {
