@@ -177,7 +177,7 @@ const md = [
   '',
   "## The 1% level and the run size: block bootstrap of the runs' own interval data",
   '',
-  `Each run tags every request with its ${meta.windowS} s window, and each window's latency quantiles (count, min, p50, p90, p95, p99, p99.9, max, merged across the runners by the product) are kept in the result. A synthetic run is a sequence of moving blocks of 3 consecutive windows drawn with replacement; its p95 and p99 are those of the mixture of its windows' CDFs (piecewise linear through the quantiles; on the real runs this reproduces the run's own p95 within a median ${Object.entries(
+  `Each run tags every request with its ${meta.windowS} s window, and each window's latency quantiles (count, min, p50, p75, p90, p95, p97, p98, p99, p99.9, max, merged across the runners by the product) are kept in the result. A synthetic run is a sequence of moving blocks of 3 consecutive windows drawn with replacement; its p95 and p99 are those of the mixture of its windows' CDFs (piecewise linear through the quantiles; on the real runs this reproduces the run's own p95 within a median ${Object.entries(
     mixErr,
   )
     .map(([s, e]) => `${(100 * e).toFixed(1)}% (${s})`)

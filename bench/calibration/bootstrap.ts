@@ -85,7 +85,7 @@ export function bootstrapShape(
   const prep = new Map<RunRecord, GridRun>(
     runs.filter((r) => r.shape === shape).map((r) => [r, gridRun(grid, r.windows)]),
   );
-  const perWindow = a.flatMap((r) => r.windows.map((w) => w[0]));
+  const perWindow = a.flatMap((r) => r.windows.map((w) => w[0] ?? 0));
   const reqPerWindow = perWindow.reduce((x, y) => x + y, 0) / perWindow.length;
   const out: BootstrapRow[] = [];
   for (const variant of ['per-run', 'pooled'] as const) {

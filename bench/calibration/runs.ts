@@ -13,8 +13,11 @@ import { calibrationScript } from './script.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** One window of a run: [count, min, p50, p90, p95, p99, p99.9, max], latency in ms. */
-export type WindowStats = [number, number, number, number, number, number, number, number];
+/** The percentiles kept per window, besides min and max (script.ts asks k6 for those it lacks by default). */
+export const WINDOW_PERCENTILES = [50, 75, 90, 95, 97, 98, 99, 99.9];
+
+/** One window of a run: [count, min, …the WINDOW_PERCENTILES in order…, max], latency in ms. */
+export type WindowStats = number[];
 
 /** A stored run: where it sits in the grid and its result. */
 export interface RunRecord {
@@ -48,16 +51,7 @@ export function toRecord(full: RunResult, at: Omit<RunRecord, 'result' | 'window
       continue;
     }
     const v = m.values;
-    const stats = [
-      v.count,
-      v.min,
-      v['p(50)'] ?? v.med,
-      v['p(90)'],
-      v['p(95)'],
-      v['p(99)'],
-      v['p(99.9)'],
-      v.max,
-    ];
+    const stats = [v.count, v.min, ...WINDOW_PERCENTILES.map((p) => v[`p(${p})`]), v.max];
     if (stats.every((x) => typeof x === 'number')) windows.push([Number(w[1]), stats as WindowStats]);
   }
   const { summary: _s, thresholds: _t, ...rest } = full as RunResult & { summary?: unknown };

@@ -5,8 +5,8 @@
  * drops iterations while it starts, which the product rightly calls a saturated generator, so a
  * well-sized cell must not do it; the saturated cell is made by a `maxVUs` too low instead.
  * Every request is tagged with its window (`w`: whole `windowS` seconds since the scenario's start)
- * and each window has a threshold that always holds (`p(95)>=0`): that is only so that k6, and the
- * product's merge, keep each window's own p95 and count in the result (`http_req_duration{w:N}`),
+ * and each window has a thresholds that always hold (`p(95)>=0`, …): that is only so that k6, and the
+ * product's merge, keep each window's own count and percentiles in the result (`http_req_duration{w:N}`),
  * the interval data the bench's block bootstrap resamples.
  */
 export interface ScriptOptions {
@@ -26,7 +26,8 @@ export function calibrationScript(o: ScriptOptions): string {
   const thresholds = Object.fromEntries(
     Array.from({ length: windowCount(o.durationS, o.windowS) }, (_, w) => [
       `http_req_duration{w:${w}}`,
-      ['p(95)>=0'],
+      // p(50), p(90), p(95), p(99), p(99.9) are in every trend's figures already; the others are asked for.
+      ['p(75)>=0', 'p(95)>=0', 'p(97)>=0', 'p(98)>=0'],
     ]),
   );
   return `

@@ -1,4 +1,4 @@
-import type { WindowStats } from './runs.ts';
+import { WINDOW_PERCENTILES, type WindowStats } from './runs.ts';
 
 /**
  * The calibration bench's statistics: verdict shares with counts, a cluster bootstrap of a share
@@ -54,9 +54,9 @@ export function clusterUpper(
   return shares[Math.floor(0.95 * (shares.length - 1))] ?? 0;
 }
 
-const KNOTS = [0, 0.5, 0.9, 0.95, 0.99, 0.999, 1];
+const KNOTS = [0, ...WINDOW_PERCENTILES.map((p) => p / 100), 1];
 
-/** A window's CDF at x, piecewise linear through its min, p50, p90, p95, p99, p99.9 and max. */
+/** A window's CDF at x, piecewise linear through its min, its WINDOW_PERCENTILES and its max. */
 function windowCdf(w: WindowStats, x: number): number {
   const v = w.slice(1) as number[];
   if (x <= v[0]!) return 0;
@@ -72,13 +72,13 @@ function windowCdf(w: WindowStats, x: number): number {
 export class WindowGrid {
   readonly xs: Float64Array;
   constructor(all: WindowStats[], points = 512) {
-    const lo = Math.max(0.01, Math.min(...all.map((w) => w[2])) * 0.9);
-    const hi = Math.max(...all.map((w) => w[7])) * 1.01;
+    const lo = Math.max(0.01, Math.min(...all.map((w) => w[2] ?? 0)) * 0.9);
+    const hi = Math.max(...all.map((w) => w.at(-1) ?? 0)) * 1.01;
     this.xs = Float64Array.from({ length: points }, (_, i) => lo * (hi / lo) ** (i / (points - 1)));
   }
   /** count × CDF at every grid point. */
   weighted(w: WindowStats): Float64Array {
-    return this.xs.map((x) => w[0] * windowCdf(w, x));
+    return this.xs.map((x) => (w[0] ?? 0) * windowCdf(w, x));
   }
   /** Quantile q (0–1) of a mixture whose weighted CDFs were summed into `sum` over `count` samples, ms. */
   quantile(sum: Float64Array, count: number, q: number): number {
@@ -100,7 +100,7 @@ export interface GridRun {
 }
 
 export function gridRun(grid: WindowGrid, windows: WindowStats[]): GridRun {
-  return { counts: windows.map((w) => w[0]), cdfs: windows.map((w) => grid.weighted(w)) };
+  return { counts: windows.map((w) => w[0] ?? 0), cdfs: windows.map((w) => grid.weighted(w)) };
 }
 
 /**

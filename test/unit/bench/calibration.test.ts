@@ -70,7 +70,7 @@ describe('calibration plan', () => {
   it('gives every window of the script its own threshold, so the result keeps its quantiles', () => {
     const s = calibrationScript({ shape: 'cpu', rate: 50, durationS: 9, windowS: 2, maxVUs: 4 });
     expect(windowCount(9, 2)).toBe(5);
-    expect(s).toContain('"http_req_duration{w:4}":["p(95)>=0"]');
+    expect(s).toContain('"http_req_duration{w:4}":["p(75)>=0","p(95)>=0","p(97)>=0","p(98)>=0"]');
     expect(s).not.toContain('{w:5}');
     expect(s).toContain("'/cpu?f='");
   });
@@ -86,7 +86,7 @@ describe('calibration statistics', () => {
   });
 
   it("mixes windows: the mixture of one window with itself has that window's p95", () => {
-    const w: WindowStats = [100, 1, 4, 8, 10, 15, 19, 20];
+    const w: WindowStats = [100, 1, 4, 6, 8, 10, 12, 13, 15, 19, 20];
     const grid = new WindowGrid([w]);
     const g = gridRun(grid, [w, w]);
     const sum = g.cdfs[0]!.map((x, i) => x + g.cdfs[1]![i]!);
@@ -95,8 +95,8 @@ describe('calibration statistics', () => {
   });
 
   it('a window twice as slow moves the mixture p95 between the two', () => {
-    const fast: WindowStats = [100, 1, 4, 8, 10, 15, 19, 20];
-    const slow: WindowStats = [100, 2, 8, 16, 20, 30, 38, 40];
+    const fast: WindowStats = [100, 1, 4, 6, 8, 10, 12, 13, 15, 19, 20];
+    const slow: WindowStats = [100, 2, 8, 12, 16, 20, 24, 26, 30, 38, 40];
     const grid = new WindowGrid([fast, slow]);
     const g = gridRun(grid, [fast, slow]);
     const p95 = grid.quantile(
@@ -160,6 +160,9 @@ describe('calibration judging adapters', () => {
 
   it('splits a result into the judged result and its windows', () => {
     const v = (p: number) => ({
+      'p(75)': p * 0.7,
+      'p(97)': p * 1.05,
+      'p(98)': p * 1.1,
       count: 10,
       min: p / 4,
       med: p / 2,
@@ -188,7 +191,7 @@ describe('calibration judging adapters', () => {
       round: 0,
     });
     expect(Object.keys(rec.result.metrics)).toEqual(['http_req_duration']);
-    expect(rec.windows.map((w) => w[4])).toEqual([4, 6]);
+    expect(rec.windows.map((w) => w[5])).toEqual([4, 6]);
     expect('summary' in rec.result).toBe(false);
   });
 });
