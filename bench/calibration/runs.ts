@@ -28,7 +28,7 @@ export interface RunRecord {
   factor: number;
   saturated: boolean;
   round: number;
-  /** The result without its window submetrics, window thresholds and k6 summary (what the judges read). */
+  /** The result without its window submetrics, window thresholds, k6 summary and unjudged metrics (what the judges read). */
   result: RunResult;
   /** Per-window latency, in time order (from the `http_req_duration{w:N}` submetrics). */
   windows: WindowStats[];
@@ -40,6 +40,22 @@ export interface RunRecord {
 
 const WINDOW_KEY = /^http_req_duration\{w:(\d+)\}$/;
 
+/**
+ * k6 metrics no judge reads (the key metrics are http_reqs, http_req_duration, http_req_failed and
+ * checks): left out of the record, so that the compact runs file of a full bench stays under 2 MB.
+ */
+const UNJUDGED = new Set([
+  'data_received',
+  'data_sent',
+  'http_req_blocked',
+  'http_req_connecting',
+  'http_req_receiving',
+  'http_req_sending',
+  'http_req_tls_handshaking',
+  'http_req_waiting',
+  'iteration_duration',
+]);
+
 /** Splits a full result into the judged result and its windows. */
 export function toRecord(full: RunResult, at: Omit<RunRecord, 'result' | 'windows'>): RunRecord {
   const windows: Array<[number, WindowStats]> = [];
@@ -47,12 +63,13 @@ export function toRecord(full: RunResult, at: Omit<RunRecord, 'result' | 'window
   for (const [key, m] of Object.entries(full.metrics)) {
     const w = WINDOW_KEY.exec(key);
     if (!w) {
-      metrics[key] = m;
+      if (!UNJUDGED.has(key)) metrics[key] = m;
       continue;
     }
     const v = m.values;
     const stats = [v.count, v.min, ...WINDOW_PERCENTILES.map((p) => v[`p(${p})`]), v.max];
-    if (stats.every((x) => typeof x === 'number')) windows.push([Number(w[1]), stats as WindowStats]);
+    if (stats.every((x) => typeof x === 'number'))
+      windows.push([Number(w[1]), (stats as number[]).map((x) => Math.round(x * 1e4) / 1e4)]);
   }
   const { summary: _s, thresholds: _t, ...rest } = full as RunResult & { summary?: unknown };
   return {
