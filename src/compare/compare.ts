@@ -2,6 +2,7 @@ import { ConfigurationError } from '../errors.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
 import type { MetricResult, RunResult } from '../result/schema.ts';
+import type { Estimate } from '../result/uncertainty-schema.ts';
 import {
   type Change,
   DEFAULT_GATE,
@@ -10,6 +11,7 @@ import {
   judgeChange,
   METRIC_IDS,
   type MetricId,
+  type MetricJudgement,
   type NoiseVerdict,
   type Tolerance,
   type Tolerances,
@@ -103,6 +105,15 @@ export interface MetricDelta {
   noise?: NoiseVerdict;
   /** With `noise`: the fixed rule's verdict against the baseline run, which the history overruled. */
   baselineChange?: Change;
+  /**
+   * Key metrics with both values: the three-way statistical verdict on this row's delta (against
+   * the baseline run), with its interval and noise model (src/compare/significance.ts). When set,
+   * `change` follows it: `worse` only when `regressed`, `better` only when `improved`.
+   */
+  judgement?: MetricJudgement;
+  /** With `judgement`: each side's in-run interval, when its result has one (src/result/uncertainty-schema.ts). */
+  baseEstimate?: Estimate;
+  headEstimate?: Estimate;
 }
 
 /** The whole comparison of head with base. */

@@ -109,3 +109,34 @@ export interface NoiseVerdict {
   outsideRange?: boolean;
   range?: NormalRange;
 }
+
+/** A key metric's three-way verdict. */
+export type MetricVerdict = 'regressed' | 'no-regression' | 'improved' | 'inconclusive';
+
+/** How the noise of a change was modelled, for the comment. */
+export interface NoiseModel {
+  /** `history`: τ from the base branch's runs; `default`: `DEFAULT_BETWEEN_RUN_NOISE` (significance.ts). */
+  source: 'history' | 'default';
+  /** τ, the between-run sd of one run's value, in the metric's unit. */
+  betweenRunSd: number;
+  /** The in-run sd of the change (√(s_head² + s_base²), bad side), in the metric's unit. */
+  inRunSd: number;
+  /** Which runs carried their own interval; a side without one borrows the other's (relative). */
+  inRun: 'both' | 'head' | 'base' | 'none';
+  /** With `history`: runs used, their median and robust sd (unit of the metric). */
+  history?: { runs: number; median: number; sd: number };
+  /** One line: `in-run 95% intervals + between-run noise ±2.0% (default floor)`. */
+  text: string;
+}
+
+/** The statistical judgement of one key metric (on {@link MetricDelta.judgement}). */
+export interface MetricJudgement {
+  verdict: MetricVerdict;
+  /** The tolerance T in the metric's unit (a fraction for rates). */
+  tolerance: number;
+  /** Δ's interval (head − base): each end the one-sided `NO_REGRESSION_CONFIDENCE` (significance.ts) bound. */
+  interval: [number, number];
+  noise: NoiseModel;
+  /** With `inconclusive`: what would settle it (longer run, more runners, A/B rounds). */
+  settle?: string;
+}

@@ -6,7 +6,7 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import type { K6LiveMetric } from '../../src/k6/rest.ts';
 import { RUN_TAG, RUNNER_TAG } from '../../src/plan.ts';
 import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
-import type { CommentData } from '../../src/pr-comment/judge.ts';
+import type { CommentData } from '../../src/compare/verdict.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import type { Timeline } from '../../src/result/timeline-schema.ts';
 import { TimelineRecorder } from '../../src/result/timeseries.ts';

@@ -7,6 +7,7 @@ import { dashboardUrlFor } from '../dashboard.ts';
 import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
+import { headlineIntervals, intervalsNote } from '../uncertainty.ts';
 import { CLIENT_SCRIPT } from './client.ts';
 import { chartPage, escapeHtml } from './page.ts';
 
@@ -100,7 +101,12 @@ function thresholdsSection(result: RunResult): string {
 function keyFiguresSection(result: RunResult): string {
   const rows = keyMetrics(result).map(([k, v]) => [e(k), e(v)]);
   if (rows.length === 0) return '';
-  return `<section><h2>Key figures</h2>${table(['Metric', 'Global value'], rows, [false, true])}</section>`;
+  const intervals = headlineIntervals(result).map(([k, v]) => [e(k), e(v)]);
+  const sure =
+    intervals.length > 0
+      ? `<h3>How sure these figures are</h3>${table(['Figure', 'Value ± interval'], intervals, [false, true])}<p class="note">${e(intervalsNote(result))}</p>`
+      : '';
+  return `<section><h2>Key figures</h2>${table(['Metric', 'Global value'], rows, [false, true])}${sure}</section>`;
 }
 
 function timelineSection(timeline: Timeline | undefined): string {

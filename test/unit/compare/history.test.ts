@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compareResults } from '../../../src/compare/compare.ts';
 import { applyHistory } from '../../../src/compare/history.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
-import { type CommentData, judge } from '../../../src/pr-comment/judge.ts';
+import { type CommentData, judge } from '../../../src/compare/verdict.ts';
 import { renderSections } from '../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
 import { makeResult } from '../../support/results.ts';

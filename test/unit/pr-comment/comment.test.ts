@@ -4,7 +4,7 @@ import type { BaselineInfo } from '../../../src/compare/baseline.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
 import { commentMarker, renderReportBodies } from '../../../src/pr-comment/comment.ts';
 import { COMMENT_LIMIT, fitSections, measureChars } from '../../../src/pr-comment/fit.ts';
-import { type CommentData, judge } from '../../../src/pr-comment/judge.ts';
+import { type CommentData, judge } from '../../../src/compare/verdict.ts';
 import { renderSections } from '../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
 import { makeResult } from '../../support/results.ts';

@@ -42,7 +42,7 @@ describe('a history entry', () => {
       type: 'trend',
       contains: 'time',
       values: {
-        count: 6000,
+        count: 60000,
         avg: 11,
         min: 1,
         max: 120,
