@@ -95,7 +95,7 @@ function verdictLine(input: CommentData, j: Judgement): string {
         input.head.loadGenerator?.saturated ? 'this run' : '',
         input.base?.loadGenerator?.saturated ? 'the baseline' : '',
       ].filter(Boolean);
-      return `${head}${branch}: the load generator saturated: ${sides.join(' and ')} saturated ${sides.length > 1 ? 'their' : 'its'} runners, so the deltas below measure the load generator, not a regression or its absence. Settle it with more VUs (\`maxVUs\`, \`preAllocatedVUs\`), fewer runners per node or a larger runner.`;
+      return `**${VERDICT_LINES.inconclusive}: the load generator saturated**${branch}: ${sides.join(' and ')} saturated ${sides.length > 1 ? 'their' : 'its'} runners, so the deltas below measure the load generator, not a regression or its absence. Settle it with more VUs (\`maxVUs\`, \`preAllocatedVUs\`), fewer runners per node or a larger runner.`;
     }
     case 'no-baseline':
       return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;

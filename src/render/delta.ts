@@ -74,21 +74,21 @@ export interface ChangeCell {
  * @param judged whether the comparison is judged (false when the environment changed).
  */
 export function changeCell(d: MetricDelta, judged: boolean): ChangeCell {
-  const verdict = d.judgement?.verdict;
-  const notGated = judged ? ' (not gated)' : ' (not judged)';
+  // Not judged (another environment, a saturated generator): the fixed words below, marked so.
+  const verdict = judged ? d.judgement?.verdict : undefined;
   switch (verdict) {
     case 'regressed':
-      return judged && d.gated
+      return d.gated
         ? { words: 'regressed', tone: 'worse' }
-        : { words: `regressed${notGated}`, tone: 'warn' };
+        : { words: 'regressed (not gated)', tone: 'warn' };
     case 'improved':
       return { words: 'better', tone: 'better' };
     case 'no-regression':
       return { words: 'no regression', tone: 'neutral' };
     case 'inconclusive':
-      return judged && d.gated
+      return d.gated
         ? { words: 'inconclusive', tone: 'warn' }
-        : { words: `inconclusive${notGated}`, tone: 'neutral' };
+        : { words: 'inconclusive (not gated)', tone: 'neutral' };
     case undefined:
       break;
   }

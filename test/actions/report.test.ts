@@ -196,7 +196,7 @@ describe('dist/report.js, run as GitHub runs a node24 action', () => {
     expect(github.comments).toHaveLength(1);
     const body = github.comments[0]!.body;
     expect(first.summary).toBe(body);
-    expect(body).toContain('**🔴 Performance regressed** against `master`');
+    expect(body).toContain('**🔴 Regressed** against `master` at 99% confidence');
     expect(body).toContain(
       `**Baseline:** [run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501) on \`master\` at \`6dcb09b\`, the merge-base of this pull request.`,
     );
