@@ -139,4 +139,6 @@ export interface MetricJudgement {
   noise: NoiseModel;
   /** With `inconclusive`: what would settle it (longer run, more runners, A/B rounds). */
   settle?: string;
+  /** With `settle`: how many times the requests per side it asks for (Infinity: only A/B rounds). */
+  settleFactor?: number;
 }

@@ -196,7 +196,11 @@ export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement
     interval,
     noise: { ...model, text: noiseText(model, d.unit, Math.abs(base), level) },
   };
-  if (verdict === 'inconclusive') out.settle = settleHint(bad, tolerance, inRunSd, tau, zEq, zReg);
+  if (verdict === 'inconclusive') {
+    const hint = settleHint(bad, tolerance, inRunSd, tau, zEq, zReg);
+    out.settle = hint.text;
+    out.settleFactor = hint.factor;
+  }
   return out;
 }
 
@@ -212,15 +216,21 @@ export function settleHint(
   tau: number,
   zEq: number,
   zReg: number,
-): string {
+): { text: string; factor: number } {
   // Goal: either the bad-side bound within T (no regression) or, when bad > T, significance.
   const room = bad < tolerance ? (tolerance - bad) / zEq : bad / zReg;
   const left = room * room - 2 * tau * tau;
   if (left <= 0 || inRunSd === 0)
-    return 'A/B rounds (base and head interleaved on the same runners): the between-run noise alone is wider than the tolerance allows';
+    return {
+      text: 'A/B rounds (base and head interleaved on the same runners): the between-run noise alone is wider than the tolerance allows',
+      factor: Number.POSITIVE_INFINITY,
+    };
   const factor = Math.ceil(((inRunSd * inRunSd) / left) * 10) / 10;
-  if (factor <= 1) return 'a repeat of the run';
-  return `about ${factor < 10 ? factor.toFixed(1) : Math.round(factor)}× the requests per side (a longer run or more runners), or A/B rounds`;
+  if (factor <= 1) return { text: 'a repeat of the run', factor: 1 };
+  return {
+    text: `about ${factor < 10 ? factor.toFixed(1) : Math.round(factor)}× the requests per side (a longer run or more runners), or A/B rounds`,
+    factor,
+  };
 }
 
 /** The change a judgement gives a row: `worse` only when regressed, `better` only when improved. */

@@ -80,6 +80,8 @@ export interface Judgement {
   judged: boolean;
   /** With `inconclusive`: the load generator saturated, or the intervals straddle a tolerance. */
   inconclusiveBecause?: 'saturated' | 'uncertain';
+  /** With `uncertain`: what would settle every open gated metric (the most demanding one's remedy). */
+  settle?: string;
   comparison?: Comparison;
   environmentDiffs: EnvironmentDifference[];
   /** The history runs comparable with head (same environment), oldest first, that the gate and trend used. */
@@ -131,10 +133,15 @@ export function judge(input: CommentData): Judgement {
   const uncertain = comparison.keyMetrics.some((d) => d.gated && d.judgement?.verdict === 'inconclusive');
   const verdict: ReportVerdict =
     comparison.gatedRegressions.length > 0 ? 'regressed' : uncertain ? 'inconclusive' : 'passed';
+  const open = comparison.keyMetrics.flatMap((d) =>
+    d.gated && d.judgement?.verdict === 'inconclusive' ? [d.judgement] : [],
+  );
+  const hardest = open.sort((a, b) => (b.settleFactor ?? 0) - (a.settleFactor ?? 0))[0];
   return {
     verdict,
     judged: true,
     ...(verdict === 'inconclusive' ? { inconclusiveBecause: 'uncertain' as const } : {}),
+    ...(verdict === 'inconclusive' && hardest?.settle ? { settle: hardest.settle } : {}),
     comparison,
     environmentDiffs,
     ...withHistory,

@@ -88,7 +88,7 @@ function verdictLine(input: CommentData, j: Judgement): string {
     case 'inconclusive': {
       if (j.inconclusiveBecause === 'uncertain') {
         const open = rows.filter((d) => d.gated && d.judgement?.verdict === 'inconclusive');
-        const settle = open[0]?.judgement?.settle;
+        const { settle } = j;
         return `${head}${branch} at ${percent(NO_REGRESSION_CONFIDENCE)} confidence: ${open.map(judgedMetric).join('; ')}: could be within or beyond the tolerance.${settle ? ` Settle it with ${settle}.` : ''}`;
       }
       const sides = [

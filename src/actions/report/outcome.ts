@@ -118,7 +118,7 @@ function inconclusiveWarning(input: CommentData, judgement: Judgement): string {
   const open = (judgement.comparison?.keyMetrics ?? []).filter(
     (d) => d.gated && d.judgement?.verdict === 'inconclusive',
   );
-  const settle = open[0]?.judgement?.settle;
+  const { settle } = judgement;
   return `inconclusive: ${open.map((d) => `${d.label} ${formatDelta(d)}, interval ${formatDeltaInterval(d)}`).join('; ')} could be within or beyond the tolerance${settle ? `; settle it with ${settle}` : ''}`;
 }
 

@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES, type MetricId } from '../../src/compare/judgement.ts';
+import type { CommentData } from '../../src/compare/verdict.ts';
+import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
+import type { RunResult } from '../../src/result/schema.ts';
+import { uncertaintySchema } from '../../src/result/uncertainty-schema.ts';
+import { ROOT, runCli, tempDir, writeScript } from '../support/cli.ts';
+
+// The three-way PR verdict on real runs: the real CLI, 2 real k6 runners each, a real HTTP target
+// on 127.0.0.1 whose service time is set per run (`/slow?ms=N`). Three runs: a baseline and a head
+// of the same system, and a head twice as slow. Each result carries its own in-run intervals, and
+// the comment shows them and the verdict, its level and its reason on its first line.
+
+/** Where the rendered comments are kept for a person to look at (git-ignored). */
+const OUTPUT = path.join(ROOT, 'test', '.output', 'verdict');
+
+const SCRIPT = `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = {
+  scenarios: {
+    api: { executor: 'constant-arrival-rate', rate: 200, timeUnit: '1s', duration: '5s', preAllocatedVUs: 20, maxVUs: 60 },
+  },
+};
+export default function () {
+  check(http.get(__ENV.BASE_URL + '/slow?ms=' + __ENV.SERVICE_MS), { 'status is 200': (r) => r.status === 200 });
+}
+`;
+
+let target: RecordingTarget;
+const runs: Record<'base' | 'same' | 'slow', RunResult> = {} as never;
+
+async function realRun(serviceMs: number): Promise<RunResult> {
+  const cli = await runCli(
+    [
+      'run',
+      writeScript(SCRIPT),
+      '--runners',
+      '2',
+      '--',
+      '-e',
+      `BASE_URL=${target.url}`,
+      '-e',
+      `SERVICE_MS=${serviceMs}`,
+    ],
+    { cwd: tempDir('k6d-verdict-') },
+  );
+  expect(cli.result, cli.stderr).toBeDefined();
+  return cli.result!;
+}
+
+beforeAll(async () => {
+  target = await startNodeTarget();
+  // One after the other, as a base branch and a pull request would run.
+  runs.base = await realRun(20);
+  runs.same = await realRun(20);
+  runs.slow = await realRun(40);
+  mkdirSync(OUTPUT, { recursive: true });
+});
+afterAll(async () => {
+  await target?.stop();
+});
+
+function data(head: RunResult, base: RunResult, gate: MetricId[] = DEFAULT_GATE): CommentData {
+  return {
+    head,
+    base,
+    baseline: {
+      source: 'artifact',
+      state: 'found',
+      branch: 'main',
+      run: { id: 501, sha: 'a'.repeat(40), url: 'https://github.com/o/r/actions/runs/501' },
+    },
+    options: { key: 'default', gate, tolerances: DEFAULT_TOLERANCES },
+    links: {},
+  };
+}
+
+const MARKER = commentMarker({ workflow: 'perf', job: 'load-test', key: 'default' });
+
+/** The verdict line: the one under the marker and the heading. */
+const verdictLine = (text: string) => text.split('\n')[3]!;
+
+describe('the three-way verdict of real runs', () => {
+  it('keeps each run’s own intervals in its result', () => {
+    for (const r of Object.values(runs)) {
+      const u = uncertaintySchema.parse(r.uncertainty);
+      expect(u.level).toBe(0.95);
+      const p95 = u.latency['http_req_duration{expected_response:true}']!.p95!;
+      expect(p95.value).toBe(r.metrics['http_req_duration{expected_response:true}']!.values['p(95)']);
+      expect(p95.low).toBeLessThanOrEqual(p95.value);
+      expect(p95.high).toBeGreaterThan(p95.value);
+      expect(p95.samples).toBe(r.metrics['http_req_duration{expected_response:true}']!.values.count);
+      expect(u.rps!.low).toBeLessThan(u.rps!.value);
+    }
+  });
+
+  it('regressed: a head twice as slow, with the level, the interval and the tolerance on the first line', () => {
+    const { judgement, comment } = renderReportBodies(data(runs.slow, runs.base), MARKER);
+    writeFileSync(path.join(OUTPUT, 'regressed.md'), comment.text);
+    expect(judgement.verdict).toBe('regressed');
+    expect(judgement.comparison!.gatedRegressions.map((d) => d.id)).toContain('p95');
+    expect(verdictLine(comment.text)).toMatch(
+      /^\*\*🔴 Regressed\*\* against `main` at 99% confidence: .*Latency p95 \+[\d.]+ms \(\+\d+\.\d%\), interval \+[\d.]+ms … \+[\d.]+ms \(tolerance [\d.]+ms\)/,
+    );
+    // Each side with its own interval, e.g. "21.30ms ± 0.12ms".
+    expect(comment.text).toMatch(
+      /\| Latency p95 \(gate\) \| [\d.]+ms (± [\d.]+(ms|µs)|−[\d.]+(ms|µs)\/\+[\d.]+(ms|µs)) \| [\d.]+ms (± |−)[^|]+\| \+[\d.]+ms \(\+\d+\.\d%\) \| [^|]+ \| 🔴 regressed \|/,
+    );
+    expect(comment.text).toContain(
+      '- Latency p95: in-run 95% intervals of both runs + between-run noise ±2.0% (default floor, no history)',
+    );
+  });
+
+  it('inconclusive: the same system on a run too short for the error rate and the tail, with what would settle it', () => {
+    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base), MARKER);
+    writeFileSync(path.join(OUTPUT, 'inconclusive.md'), comment.text);
+    // About 1,000 requests with no error cannot show the error rate within 0.1 pp (the rule of
+    // three: 0 of n bounds it at 3/n).
+    expect(judgement.verdict).toBe('inconclusive');
+    expect(judgement.inconclusiveBecause).toBe('uncertain');
+    const errors = judgement.comparison!.keyMetrics.find((d) => d.id === 'error-rate')!;
+    expect(errors.judgement!.verdict).toBe('inconclusive');
+    expect(verdictLine(comment.text)).toMatch(
+      /^\*\*🟠 Inconclusive\*\* against `main` at 95% confidence: .*Error rate ±0\.00 pp, interval −[\d.]+ pp … \+[\d.]+ pp \(tolerance 0\.10 pp\).*: could be within or beyond the tolerance\. Settle it with about [\d.]+× the requests per side \(a longer run or more runners\), or A\/B rounds\.$/,
+    );
+  });
+
+  it('no regression: the same system judged on the gate rps, p50', () => {
+    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base, ['rps', 'p50']), MARKER);
+    writeFileSync(path.join(OUTPUT, 'no-regression.md'), comment.text);
+    const rows = judgement.comparison!.keyMetrics.filter((d) => d.gated);
+    for (const d of rows)
+      expect(d.judgement!.verdict, `${d.id}: ${JSON.stringify(d.judgement)}`).toMatch(
+        /^(no-regression|improved)$/,
+      );
+    expect(judgement.verdict).toBe('passed');
+    expect(verdictLine(comment.text)).toBe(
+      "**🟢 No regression** against `main` at 95% confidence: every gated metric's change is shown to lie within its tolerance.",
+    );
+    expect(comment.text).toMatch(
+      /\| Latency p50 \(gate\) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| ⚪ no regression \|/,
+    );
+  });
+});
