@@ -212,7 +212,7 @@ describe('dist/report.js, run as GitHub runs a node24 action', () => {
     expect(second.outputs.verdict).toBe('passed');
     expect(second.outputs['comment-url']).toBe(first.outputs['comment-url']);
     expect(github.comments).toHaveLength(1);
-    expect(github.comments[0]!.body).toContain('**🟢 No performance regression** against `master`');
+    expect(github.comments[0]!.body).toContain('**🟢 No regression** against `master` at 95% confidence');
     expect(second.summary).toBe(github.comments[0]!.body);
     expect(github.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([
       `POST ${REPO_PATH}/issues/2/comments`,
