@@ -97,7 +97,8 @@ export interface MetricDelta {
   gated: boolean;
   tolerance: Tolerance;
   /**
-   * Key metrics judged by the noise gate (src/compare/history.ts): the verdict against the base
+   * Key metrics judged by the older noise gate (`applyHistory` in src/compare/history.ts, not the
+   * report's default): the verdict against the base
    * branch's history. When set, `change` is that verdict's (`worse` only when head is outside the
    * history's normal range and beyond the tolerances), while base, head and delta stay the
    * baseline run's.

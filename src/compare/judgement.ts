@@ -1,7 +1,8 @@
 /**
  * The vocabulary of judging one metric, shared by the comparison with a baseline (compare.ts) and
  * the noise gate (noise.ts): the key metrics, their directions and tolerances, the fixed rule
- * ({@link judgeChange}) and the shape of the noise gate's verdict. Pure, no I/O.
+ * ({@link judgeChange}), the shape of the noise gate's verdict and of the three-way verdict of
+ * src/compare/significance.ts. Pure, no I/O.
  */
 
 /** The key metrics that are compared and can gate the check. */

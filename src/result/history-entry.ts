@@ -19,7 +19,7 @@ import {
  * comparison checks (runners, image, resources, node selector, script hash, k6 version).
  *
  * The read side turns an entry back into a result ({@link entryAsResult}) that holds only those
- * metrics, so the trend and the noise gate read the branch exactly as they read artifacts.
+ * metrics, so the trend and the between-run noise read the branch exactly as they read artifacts.
  */
 
 /** The schema name of an entry. */

@@ -115,7 +115,7 @@ const schema = z
     commentAuthor: v['comment-author'],
     /** Retention of uploaded artifacts in days (default: the repository's setting). */
     ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
-    /** How many successful base-branch runs the trend and the noise gate read (0: the baseline alone). */
+    /** How many successful base-branch runs the trend and the between-run noise read (0: the baseline alone). */
     historyRuns: v['history-runs'],
     /** The branch that keeps every run's key figures and the trend page (src/github/history-branch.ts). */
     ...(v['history-branch'] ? { historyBranch: v['history-branch'] } : {}),
