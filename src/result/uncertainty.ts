@@ -83,23 +83,38 @@ export interface RunnerTrend {
   grid: QuantileGrid;
 }
 
-/** Mean and variance of the runners' pooled samples, from their piecewise-linear quantile functions. */
+/**
+ * Mean and variance of the runners' pooled samples, from their piecewise-linear quantile functions
+ * (exact for that model: ∫ x(u) du and ∫ x(u)² du segment by segment). No allocation per knot: a
+ * 1,000-runner result reads 1,000 grids here.
+ */
 export function pooledMoments(trends: readonly RunnerTrend[]): { mean: number; variance: number } {
   let n = 0;
   let sum = 0;
   let sumSq = 0;
   for (const t of trends) {
     if (t.count <= 0) continue;
-    const knots = knotsOf(t.grid);
+    const { grid } = t;
+    const fractions = grid.packed?.fractions;
+    const values = grid.packed?.values;
+    const size = fractions ? fractions.length : grid.points.length;
     let m1 = 0;
     let m2 = 0;
-    for (let i = 1; i < knots.length; i++) {
-      const [u0, a] = knots[i - 1]!;
-      const [u1, b] = knots[i]!;
+    let u0 = 0;
+    let a = grid.min;
+    const step = (u1: number, b: number) => {
       const w = u1 - u0;
       m1 += (w * (a + b)) / 2;
       m2 += (w * (a * a + a * b + b * b)) / 3;
+      u0 = u1;
+      a = b;
+    };
+    for (let i = 0; i < size; i++) {
+      const p = fractions ? fractions[i]! : grid.points[i]![0];
+      const v = values ? values[i]! : grid.points[i]![1];
+      if (p > u0 && p < 1 && Number.isFinite(v)) step(p, Math.min(Math.max(v, a), grid.max));
     }
+    step(1, Math.max(grid.max, a));
     n += t.count;
     sum += t.count * m1;
     sumSq += t.count * m2;
@@ -107,20 +122,6 @@ export function pooledMoments(trends: readonly RunnerTrend[]): { mean: number; v
   if (n === 0) return { mean: 0, variance: 0 };
   const mean = sum / n;
   return { mean, variance: Math.max(0, sumSq / n - mean * mean) };
-}
-
-function knotsOf(grid: QuantileGrid): Array<[number, number]> {
-  const out: Array<[number, number]> = [[0, grid.min]];
-  const fractions = grid.packed?.fractions;
-  const values = grid.packed?.values;
-  const size = fractions ? fractions.length : grid.points.length;
-  for (let i = 0; i < size; i++) {
-    const p = fractions ? fractions[i]! : grid.points[i]![0];
-    const v = values ? values[i]! : grid.points[i]![1];
-    if (p > 0 && p < 1 && Number.isFinite(v)) out.push([p, Math.min(Math.max(v, out.at(-1)![1]), grid.max)]);
-  }
-  out.push([1, Math.max(grid.max, out.at(-1)![1])]);
-  return out;
 }
 
 /**

@@ -214,8 +214,9 @@ export function scriptsRunVerdict(verdicts: string[], errors: readonly unknown[]
 }
 
 /**
- * One regression in the `regressions` output. `base`, `head` and `delta` are in the result's
- * units: ms for latency, requests per second for rps, a fraction (0-1) for rates.
+ * One regression in the `regressions` output. `base`, `head`, `delta`, `interval` (`[low, high]`
+ * of the change) and `tolerance` are in the result's units: ms for latency, requests per second
+ * for rps, a fraction (0-1) for rates.
  */
 function regressionJson(d: MetricDelta) {
   return {
@@ -227,6 +228,8 @@ function regressionJson(d: MetricDelta) {
     deltaPercent: d.deltaPct,
     unit: d.unit === 'pp' ? 'fraction' : d.unit,
     gated: d.gated,
+    // Key metrics: the interval of the change (one-sided 95% bounds) and the tolerance it was held to.
+    ...(d.judgement ? { interval: d.judgement.interval, tolerance: d.judgement.tolerance } : {}),
   };
 }
 

@@ -153,6 +153,13 @@ describe('mode comment', () => {
           deltaPercent: 40,
           unit: 'ms',
           gated: false,
+          // No in-run intervals in these fixtures: the default 2% between-run noise alone,
+          // Δ ± 1.645 × √2 × 0.2 ms.
+          interval: [
+            expect.closeTo(4 - 1.645 * Math.SQRT2 * 0.2, 2),
+            expect.closeTo(4 + 1.645 * Math.SQRT2 * 0.2, 2),
+          ],
+          tolerance: 1,
         },
         {
           metric: 'p95',
@@ -163,6 +170,11 @@ describe('mode comment', () => {
           deltaPercent: (13 / 22) * 100,
           unit: 'ms',
           gated: true,
+          interval: [
+            expect.closeTo(13 - 1.645 * Math.SQRT2 * 0.44, 2),
+            expect.closeTo(13 + 1.645 * Math.SQRT2 * 0.44, 2),
+          ],
+          tolerance: expect.closeTo(2.2, 9),
         },
       ].sort((a, b) => Number(b.gated) - Number(a.gated)),
     );
