@@ -56,6 +56,25 @@ export const DEFAULT_BETWEEN_RUN_NOISE: Record<MetricId, NoiseFloor> = {
   checks: { relative: 0, absolute: 0.0001 },
 };
 
+/**
+ * The verdict's knobs, for the calibration benchmark to tune without editing the defaults: the two
+ * one-sided levels, the between-run noise floors and the history needed to replace them.
+ */
+export interface VerdictModel {
+  regressionConfidence: number;
+  noRegressionConfidence: number;
+  betweenRunNoise: Record<MetricId, NoiseFloor>;
+  minHistory: number;
+}
+
+/** The report's model: {@link REGRESSION_CONFIDENCE}, {@link NO_REGRESSION_CONFIDENCE}, {@link DEFAULT_BETWEEN_RUN_NOISE}, {@link MIN_HISTORY_FOR_NOISE}. */
+export const DEFAULT_VERDICT_MODEL: VerdictModel = {
+  regressionConfidence: REGRESSION_CONFIDENCE,
+  noRegressionConfidence: NO_REGRESSION_CONFIDENCE,
+  betweenRunNoise: DEFAULT_BETWEEN_RUN_NOISE,
+  minHistory: MIN_HISTORY_FOR_NOISE,
+};
+
 /** The validated uncertainty of a result, or undefined (older result, or a shape this version does not know). */
 export function uncertaintyOf(result: RunResult): Uncertainty | undefined {
   const parsed = uncertaintySchema.safeParse(result.uncertainty);
@@ -127,7 +146,11 @@ function noiseText(m: Omit<NoiseModel, 'text'>, unit: ToleranceUnit, base: numbe
  * The three-way verdict of one key metric row (see the module's model). Rows without both values
  * get no judgement.
  */
-export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement | undefined {
+export function judgeMetric(
+  d: MetricDelta,
+  ctx: MetricContext,
+  model: VerdictModel = DEFAULT_VERDICT_MODEL,
+): MetricJudgement | undefined {
   if (d.base === undefined || d.head === undefined || d.id === 'submetric') return undefined;
   const id = d.id as MetricId;
   const { base, head } = d;
@@ -146,12 +169,12 @@ export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement
   const hs = h ?? { down: 0, up: 0 };
   const bs = b ?? { down: 0, up: 0 };
   // Between-run noise τ.
-  const floor = DEFAULT_BETWEEN_RUN_NOISE[id];
+  const floor = model.betweenRunNoise[id];
   const defaultTau = Math.max(floor.relative * Math.abs(base), floor.absolute);
   const past = ctx.history.filter((x) => Number.isFinite(x.value));
   let tau = defaultTau;
   let history: NoiseModel['history'];
-  if (past.length >= MIN_HISTORY_FOR_NOISE) {
+  if (past.length >= model.minHistory) {
     const m = median(past.map((x) => x.value));
     const sd = 1.4826 * median(past.map((x) => Math.abs(x.value - m)));
     const inRunVar =
@@ -167,8 +190,8 @@ export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement
   // sd of Δ toward lower values (head down, base up) and toward higher values.
   const sdDown = Math.sqrt(hs.down ** 2 + bs.up ** 2 + tau2);
   const sdUp = Math.sqrt(hs.up ** 2 + bs.down ** 2 + tau2);
-  const zEq = normalQuantile(NO_REGRESSION_CONFIDENCE);
-  const zReg = normalQuantile(REGRESSION_CONFIDENCE);
+  const zEq = normalQuantile(model.noRegressionConfidence);
+  const zReg = normalQuantile(model.regressionConfidence);
   const interval: [number, number] = [delta - zEq * sdDown, delta + zEq * sdUp];
   // Work on the bad side: bad = the change that makes the metric worse, positive when worse.
   const lowerBetter = d.direction === 'lower';
@@ -182,7 +205,7 @@ export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement
   else if (bad + zEq * sdTowardBad <= tolerance + eps) verdict = 'no-regression';
   else verdict = 'inconclusive';
   const inRunSd = Math.sqrt((lowerBetter ? hs.up ** 2 + bs.down ** 2 : hs.down ** 2 + bs.up ** 2) || 0);
-  const model: Omit<NoiseModel, 'text'> = {
+  const noise: Omit<NoiseModel, 'text'> = {
     source: history ? 'history' : 'default',
     betweenRunSd: tau,
     inRunSd,
@@ -194,7 +217,7 @@ export function judgeMetric(d: MetricDelta, ctx: MetricContext): MetricJudgement
     verdict,
     tolerance,
     interval,
-    noise: { ...model, text: noiseText(model, d.unit, Math.abs(base), level) },
+    noise: { ...noise, text: noiseText(noise, d.unit, Math.abs(base), level) },
   };
   if (verdict === 'inconclusive') {
     const hint = settleHint(bad, tolerance, inRunSd, tau, zEq, zReg);
@@ -249,6 +272,7 @@ export function applySignificance(
   head: RunResult,
   base: RunResult,
   history: readonly RunResult[],
+  model: VerdictModel = DEFAULT_VERDICT_MODEL,
 ): Comparison {
   const values = new Map(metricHistory(comparison, history).map((h) => [h.id, h.values]));
   const keyMetrics = comparison.keyMetrics.map((d): MetricDelta => {
@@ -260,7 +284,7 @@ export function applySignificance(
       const level = uncertaintyOf(r)?.level;
       return [{ value, ...(estimate ? { estimate } : {}), ...(level ? { level } : {}) }];
     });
-    const judgement = judgeMetric(d, { head, base, latencyKey: comparison.latencyKey, history: past });
+    const judgement = judgeMetric(d, { head, base, latencyKey: comparison.latencyKey, history: past }, model);
     if (!judgement) return d;
     const baseEstimate = keyMetricEstimate(base, id, comparison.latencyKey);
     const headEstimate = keyMetricEstimate(head, id, comparison.latencyKey);

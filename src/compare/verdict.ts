@@ -3,7 +3,7 @@ import type { BaseHistory, BaselineInfo, HistoryRun } from './baseline.ts';
 import { type Comparison, compareResults } from './compare.ts';
 import { type EnvironmentDifference, environmentDifferences } from './environment.ts';
 import type { MetricId, Tolerances } from './judgement.ts';
-import { applySignificance } from './significance.ts';
+import { applySignificance, DEFAULT_VERDICT_MODEL, type VerdictModel } from './significance.ts';
 
 /**
  * The pull request report's verdict against the baseline: what a report is made from
@@ -82,6 +82,8 @@ export interface Judgement {
   inconclusiveBecause?: 'saturated' | 'uncertain';
   /** With `uncertain`: what would settle every open gated metric (the most demanding one's remedy). */
   settle?: string;
+  /** The one-sided levels it judged at (fractions): `regressed` and `no regression`. */
+  levels: { regressed: number; noRegression: number };
   comparison?: Comparison;
   environmentDiffs: EnvironmentDifference[];
   /** The history runs comparable with head (same environment), oldest first, that the gate and trend used. */
@@ -95,14 +97,15 @@ export interface Judgement {
  * statistical judgement (src/compare/significance.ts: both runs' own intervals, plus a between-run
  * noise from the history runs that ran in head's environment, or the default floor). The entry the
  * calibration benchmark calls to judge one head against one base (and an optional history) with
- * the default options.
+ * the default options; `model` lets it tune the levels and the between-run noise floors.
  */
-export function judge(input: CommentData): Judgement {
+export function judge(input: CommentData, model: VerdictModel = DEFAULT_VERDICT_MODEL): Judgement {
   const { head, base, baseline, options } = input;
+  const levels = { regressed: model.regressionConfidence, noRegression: model.noRegressionConfidence };
   if (baseline.state === 'expired')
-    return { verdict: 'baseline-expired', judged: false, environmentDiffs: [] };
+    return { verdict: 'baseline-expired', judged: false, levels, environmentDiffs: [] };
   if (baseline.state === 'none' || !base)
-    return { verdict: 'no-baseline', judged: false, environmentDiffs: [] };
+    return { verdict: 'no-baseline', judged: false, levels, environmentDiffs: [] };
   const environmentDiffs = environmentDifferences(base.environment, head.environment);
   const scriptGated = (options.scriptChange ?? 'gate') === 'gate';
   const comparable = environmentDiffs.every((d) => scriptGated && d.field === 'scriptHash');
@@ -118,13 +121,16 @@ export function judge(input: CommentData): Judgement {
     head,
     base,
     history.map((h) => h.result),
+    model,
   );
   const withHistory = input.history ? { history, historyExcluded: all.length - history.length } : {};
-  if (!comparable) return { verdict: 'environment-changed', judged: false, comparison, environmentDiffs };
+  if (!comparable)
+    return { verdict: 'environment-changed', judged: false, levels, comparison, environmentDiffs };
   if (saturated)
     return {
       verdict: 'inconclusive',
       judged: false,
+      levels,
       inconclusiveBecause: 'saturated',
       comparison,
       environmentDiffs,
@@ -140,6 +146,7 @@ export function judge(input: CommentData): Judgement {
   return {
     verdict,
     judged: true,
+    levels,
     ...(verdict === 'inconclusive' ? { inconclusiveBecause: 'uncertain' as const } : {}),
     ...(verdict === 'inconclusive' && hardest?.settle ? { settle: hardest.settle } : {}),
     comparison,

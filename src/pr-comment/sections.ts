@@ -2,7 +2,6 @@ import type { BaselineInfo } from '../compare/baseline.ts';
 import { describeTolerance, type MetricDelta } from '../compare/compare.ts';
 import type { EnvironmentDifference } from '../compare/environment.ts';
 import { METRIC_IDS } from '../compare/judgement.ts';
-import { NO_REGRESSION_CONFIDENCE, REGRESSION_CONFIDENCE } from '../compare/significance.ts';
 import type { CommentData, Judgement, ReportVerdict } from '../compare/verdict.ts';
 import { dashboardMarkdown } from '../render/dashboard.ts';
 import {
@@ -22,6 +21,7 @@ import {
   renderThresholds,
   renderTimeline,
 } from '../render/markdown.ts';
+import { levelText } from '../render/uncertainty.ts';
 import { saturationWarning } from '../result/health.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { Section } from './fit.ts';
@@ -56,7 +56,8 @@ export const VERDICT_LINES: Record<ReportVerdict, string> = {
   inconclusive: '🟠 Inconclusive',
 };
 
-const percent = (level: number) => `${Math.round(level * 100)}%`;
+/** A level as a percentage: `99%`, `99.9%`. */
+const percent = levelText;
 
 /** One judged key metric for the verdict line: `Latency p95 +13.00ms (+59.1%), interval +11.2ms … +14.8ms (tolerance 2.2ms)`. */
 function judgedMetric(d: MetricDelta): string {
@@ -72,7 +73,7 @@ function verdictLine(input: CommentData, j: Judgement): string {
       const list = j.comparison!.gatedRegressions.map((d) =>
         d.judgement ? judgedMetric(d) : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
       );
-      return `${head}${branch} at ${percent(REGRESSION_CONFIDENCE)} confidence: ${list.join('; ')}: beyond the tolerance and not explained by the noise.`;
+      return `${head}${branch} at ${percent(j.levels.regressed)} confidence: ${list.join('; ')}: beyond the tolerance and not explained by the noise.`;
     }
     case 'passed': {
       const better = rows.filter((d) => d.change === 'better').length;
@@ -81,7 +82,7 @@ function verdictLine(input: CommentData, j: Judgement): string {
         better > 0 ? `${better} key metric${better === 1 ? '' : 's'} better` : '',
         worse > 0 ? `${worse} ungated metric${worse === 1 ? '' : 's'} worse` : '',
       ].filter(Boolean);
-      return `${head}${branch} at ${percent(NO_REGRESSION_CONFIDENCE)} confidence: every gated metric's change is shown to lie within its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
+      return `${head}${branch} at ${percent(j.levels.noRegression)} confidence: every gated metric's change is shown to lie within its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
     }
     case 'environment-changed':
       return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
@@ -89,7 +90,7 @@ function verdictLine(input: CommentData, j: Judgement): string {
       if (j.inconclusiveBecause === 'uncertain') {
         const open = rows.filter((d) => d.gated && d.judgement?.verdict === 'inconclusive');
         const { settle } = j;
-        return `${head}${branch} at ${percent(NO_REGRESSION_CONFIDENCE)} confidence: ${open.map(judgedMetric).join('; ')}: could be within or beyond the tolerance.${settle ? ` Settle it with ${settle}.` : ''}`;
+        return `${head}${branch} at ${percent(j.levels.noRegression)} confidence: ${open.map(judgedMetric).join('; ')}: could be within or beyond the tolerance.${settle ? ` Settle it with ${settle}.` : ''}`;
       }
       const sides = [
         input.head.loadGenerator?.saturated ? 'this run' : '',
@@ -120,10 +121,10 @@ function keyMetricTable(rows: MetricDelta[], judged: boolean): string {
 }
 
 /** Under the key metrics table: how to read it, and the noise model that judged each metric. */
-function keyMetricNotes(rows: MetricDelta[], latencyKey: string): string {
+function keyMetricNotes(rows: MetricDelta[], latencyKey: string, levels: Judgement['levels']): string {
   const models = rows.flatMap((d) => (d.judgement ? [`- ${d.label}: ${d.judgement.noise.text}`] : []));
   return [
-    `<sub>Latency is ${inlineCode(latencyKey)}. ± is each run's own 95% interval. Δ is this PR minus the baseline run; its interval holds the one-sided ${percent(NO_REGRESSION_CONFIDENCE)} bounds. **No regression**: the bound on the bad side is within the tolerance. **Regressed**: Δ is beyond the tolerance and its one-sided ${percent(REGRESSION_CONFIDENCE)} bound is on the bad side of zero. Anything else is **inconclusive**.</sub>`,
+    `<sub>Latency is ${inlineCode(latencyKey)}. ± is each run's own 95% interval. Δ is this PR minus the baseline run; its interval holds the one-sided ${percent(levels.noRegression)} bounds. **No regression**: the bound on the bad side is within the tolerance. **Regressed**: Δ is beyond the tolerance and its one-sided ${percent(levels.regressed)} bound is on the bad side of zero. Anything else is **inconclusive**.</sub>`,
     ...(models.length > 0 ? ['', details('Noise model of each metric', models.join('\n'))] : []),
   ].join('\n');
 }
@@ -242,7 +243,7 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
     const rows = j.comparison.keyMetrics;
     sections.push({
       id: 'key-metrics',
-      text: `${keyMetricTable(rows, judged)}\n\n${keyMetricNotes(rows, j.comparison.latencyKey)}`,
+      text: `${keyMetricTable(rows, judged)}\n\n${keyMetricNotes(rows, j.comparison.latencyKey, j.levels)}`,
     });
   } else {
     sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
@@ -277,7 +278,7 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
       `${renderRunners(head)}\n\n_Per-runner p95 is for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._`,
     ),
   });
-  sections.push({ id: 'footer', text: footer(input) });
+  sections.push({ id: 'footer', text: footer(input, j) });
   return sections;
 }
 
@@ -286,7 +287,7 @@ export function forkNote(url: string): string {
   return `<sub>Head figures were measured by the fork's own [workflow run](${url}) and are reported as it gave them.</sub>`;
 }
 
-function footer(input: CommentData): string {
+function footer(input: CommentData, j: Judgement): string {
   const { options, links } = input;
   const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
   const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
@@ -299,5 +300,5 @@ function footer(input: CommentData): string {
     `key ${inlineCode(options.key)}`,
     `gate: ${gate}`,
   ].filter(Boolean);
-  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>Tolerances (a change must exceed both, relative and absolute): ${tolerances}. Levels: regressed at ${percent(REGRESSION_CONFIDENCE)}, no regression at ${percent(NO_REGRESSION_CONFIDENCE)} (one-sided).</sub>`;
+  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>Tolerances (a change must exceed both, relative and absolute): ${tolerances}. Levels: regressed at ${percent(j.levels.regressed)}, no regression at ${percent(j.levels.noRegression)} (one-sided).</sub>`;
 }

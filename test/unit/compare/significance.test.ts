@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { BaselineInfo } from '../../../src/compare/baseline.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
-import { DEFAULT_BETWEEN_RUN_NOISE, settleHint } from '../../../src/compare/significance.ts';
+import {
+  DEFAULT_BETWEEN_RUN_NOISE,
+  DEFAULT_VERDICT_MODEL,
+  settleHint,
+  type VerdictModel,
+} from '../../../src/compare/significance.ts';
 import { type CommentData, judge } from '../../../src/compare/verdict.ts';
 import { renderReportBodies } from '../../../src/pr-comment/comment.ts';
+import { renderSections } from '../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
 import { simulatedResult } from '../../support/samples.ts';
 
@@ -123,6 +129,28 @@ describe('the three-way verdict', () => {
     // +15% is a regression against the quiet default, not against a machine that moves ±8%.
     expect(p95(without).verdict).toBe('regressed');
     expect(p95(withHistory).verdict).toBe('inconclusive');
+  });
+});
+
+describe('a tuned model (the calibration benchmark’s knob)', () => {
+  it('judges with the floors and levels it is given, and the comment states those levels', () => {
+    const head = run(71, 20_000, 1.15);
+    const base = run(70, 20_000);
+    expect(judge(data(head, base)).verdict).toBe('regressed');
+    const noisy: VerdictModel = {
+      ...DEFAULT_VERDICT_MODEL,
+      regressionConfidence: 0.999,
+      betweenRunNoise: {
+        ...DEFAULT_BETWEEN_RUN_NOISE,
+        p95: { relative: 0.08, absolute: 0 },
+        p99: { relative: 0.08, absolute: 0 },
+      },
+    };
+    const j = judge(data(head, base), noisy);
+    expect(j.verdict).toBe('inconclusive');
+    expect(j.levels).toEqual({ regressed: 0.999, noRegression: 0.95 });
+    const footer = renderSections(data(head, base), j, '').at(-1)!.text;
+    expect(footer).toContain('Levels: regressed at 99.9%, no regression at 95% (one-sided).');
   });
 });
 
