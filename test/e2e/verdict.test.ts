@@ -98,48 +98,49 @@ describe('the three-way verdict of real runs', () => {
     }
   });
 
+  // Gates chosen for what each case shows, so that the machine's own noise (a busy shared machine
+  // moves a p95 by 10-20% and a p99 by 30% between runs: docs/how-it-works.md) cannot flip them:
+  // p50 of a 20 ms service time moves 0.5%, and an error rate of 0 in 1,000 requests stays 0.
   it('regressed: a head twice as slow, with the level, the interval and the tolerance on the first line', () => {
-    const { judgement, comment } = renderReportBodies(data(runs.slow, runs.base), MARKER);
+    const { judgement, comment } = renderReportBodies(data(runs.slow, runs.base, ['p50', 'p95']), MARKER);
     writeFileSync(path.join(OUTPUT, 'regressed.md'), comment.text);
     expect(judgement.verdict).toBe('regressed');
-    expect(judgement.comparison!.gatedRegressions.map((d) => d.id)).toContain('p95');
+    expect(judgement.comparison!.gatedRegressions.map((d) => d.id)).toContain('p50');
     expect(verdictLine(comment.text)).toMatch(
-      /^\*\*🔴 Regressed\*\* against `main` at 99% confidence: .*Latency p95 \+[\d.]+ms \(\+\d+\.\d%\), interval \+[\d.]+ms … \+[\d.]+ms \(tolerance [\d.]+ms\)/,
+      /^\*\*🔴 Regressed\*\* against `main` at 99% confidence: .*Latency p50 \+[\d.]+ms \(\+\d+\.\d%\), interval \+[\d.]+ms … \+[\d.]+ms \(tolerance [\d.]+ms\)/,
     );
-    // Each side with its own interval, e.g. "21.30ms ± 0.12ms".
+    // Each side with its own interval, e.g. "20.62ms ± 63µs".
     expect(comment.text).toMatch(
-      /\| Latency p95 \(gate\) \| [\d.]+ms (± [\d.]+(ms|µs)|−[\d.]+(ms|µs)\/\+[\d.]+(ms|µs)) \| [\d.]+ms (± |−)[^|]+\| \+[\d.]+ms \(\+\d+\.\d%\) \| [^|]+ \| 🔴 regressed \|/,
+      /\| Latency p50 \(gate\) \| [\d.]+ms (± [\d.]+(ms|µs)|−[\d.]+(ms|µs)\/\+[\d.]+(ms|µs)) \| [\d.]+ms (± |−)[^|]+\| \+[\d.]+ms \(\+\d+\.\d%\) \| [^|]+ \| 🔴 regressed \|/,
     );
     expect(comment.text).toContain(
-      '- Latency p95: in-run 95% intervals of both runs + between-run noise ±2.0% (default floor, no history)',
+      '- Latency p50: in-run 95% intervals of both runs + between-run noise ±2.0% (default floor, no history)',
     );
   });
 
-  it('inconclusive: the same system on a run too short for the error rate and the tail, with what would settle it', () => {
-    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base), MARKER);
+  it('inconclusive: the same system, about 1,000 requests with no error, gated on the error rate; says what would settle it', () => {
+    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base, ['error-rate']), MARKER);
     writeFileSync(path.join(OUTPUT, 'inconclusive.md'), comment.text);
-    // About 1,000 requests with no error cannot show the error rate within 0.1 pp (the rule of
-    // three: 0 of n bounds it at 3/n).
+    // No error in n requests bounds the rate at about 3/n only (the rule of three): 0.3% here,
+    // more than the 0.1 pp tolerance allows.
+    expect(runs.same.metrics.http_req_failed!.values.passes).toBe(0);
     expect(judgement.verdict).toBe('inconclusive');
     expect(judgement.inconclusiveBecause).toBe('uncertain');
-    const errors = judgement.comparison!.keyMetrics.find((d) => d.id === 'error-rate')!;
-    expect(errors.judgement!.verdict).toBe('inconclusive');
     expect(verdictLine(comment.text)).toMatch(
-      /^\*\*🟠 Inconclusive\*\* against `main` at 95% confidence: .*Error rate ±0\.00 pp, interval −[\d.]+ pp … \+[\d.]+ pp \(tolerance 0\.10 pp\).*: could be within or beyond the tolerance\. Settle it with about [\d.]+× the requests per side \(a longer run or more runners\), or A\/B rounds\.$/,
+      /^\*\*🟠 Inconclusive\*\* against `main` at 95% confidence: Error rate ±0\.00 pp, interval −[\d.]+ pp … \+[\d.]+ pp \(tolerance 0\.10 pp\): could be within or beyond the tolerance\. Settle it with about [\d.]+× the requests per side \(a longer run or more runners\), or A\/B rounds\.$/,
     );
+    // The same pair with the default gate: never "no regression" (the error rate is still open).
+    expect(renderReportBodies(data(runs.same, runs.base), MARKER).judgement.verdict).not.toBe('passed');
   });
 
-  it('no regression: the same system judged on the gate rps, p50', () => {
-    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base, ['rps', 'p50']), MARKER);
+  it('no regression: the same system judged on its p50', () => {
+    const { judgement, comment } = renderReportBodies(data(runs.same, runs.base, ['p50']), MARKER);
     writeFileSync(path.join(OUTPUT, 'no-regression.md'), comment.text);
-    const rows = judgement.comparison!.keyMetrics.filter((d) => d.gated);
-    for (const d of rows)
-      expect(d.judgement!.verdict, `${d.id}: ${JSON.stringify(d.judgement)}`).toMatch(
-        /^(no-regression|improved)$/,
-      );
+    const p50 = judgement.comparison!.keyMetrics.find((d) => d.id === 'p50')!;
+    expect(p50.judgement!.verdict, JSON.stringify(p50.judgement)).toMatch(/^(no-regression|improved)$/);
     expect(judgement.verdict).toBe('passed');
-    expect(verdictLine(comment.text)).toBe(
-      "**🟢 No regression** against `main` at 95% confidence: every gated metric's change is shown to lie within its tolerance.",
+    expect(verdictLine(comment.text)).toMatch(
+      /^\*\*🟢 No regression\*\* against `main` at 95% confidence: every gated metric's change is shown to lie within its tolerance/,
     );
     expect(comment.text).toMatch(
       /\| Latency p50 \(gate\) \| [^|]+ \| [^|]+ \| [^|]+ \| [^|]+ \| ⚪ no regression \|/,
