@@ -33,7 +33,20 @@ export default function () {
 let target: RecordingTarget;
 const runs: Record<'base' | 'same' | 'slow', RunResult> = {} as never;
 
+/**
+ * One real run; repeated (at most 3 times) while its load generator saturated: on a busy shared
+ * machine a runner can use 90% of a core, and a saturated run is judged inconclusive by design
+ * (test/unit/compare/significance.test.ts), which is not what this file tests.
+ */
 async function realRun(serviceMs: number): Promise<RunResult> {
+  let result = await oneRun(serviceMs);
+  for (let attempt = 1; attempt < 3 && result.loadGenerator?.saturated; attempt++)
+    result = await oneRun(serviceMs);
+  expect(result.loadGenerator?.reasons ?? []).toEqual([]);
+  return result;
+}
+
+async function oneRun(serviceMs: number): Promise<RunResult> {
   const cli = await runCli(
     [
       'run',
