@@ -48,7 +48,7 @@ export interface HistoryRun {
   result: RunResult;
 }
 
-/** The base branch's recent results, for the trend and the noise gate (src/github/baseline.ts `findHistory`). */
+/** The base branch's recent results, for the trend and the between-run noise (src/github/baseline.ts `findHistory`). */
 export interface BaseHistory {
   /** Oldest first. */
   runs: HistoryRun[];

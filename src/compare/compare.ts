@@ -2,6 +2,7 @@ import { ConfigurationError } from '../errors.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
 import type { MetricResult, RunResult } from '../result/schema.ts';
+import type { Estimate } from '../result/uncertainty-schema.ts';
 import {
   type Change,
   DEFAULT_GATE,
@@ -10,6 +11,7 @@ import {
   judgeChange,
   METRIC_IDS,
   type MetricId,
+  type MetricJudgement,
   type NoiseVerdict,
   type Tolerance,
   type Tolerances,
@@ -95,7 +97,8 @@ export interface MetricDelta {
   gated: boolean;
   tolerance: Tolerance;
   /**
-   * Key metrics judged by the noise gate (src/compare/history.ts): the verdict against the base
+   * Key metrics judged by the older noise gate (`applyHistory` in src/compare/history.ts, not the
+   * report's default): the verdict against the base
    * branch's history. When set, `change` is that verdict's (`worse` only when head is outside the
    * history's normal range and beyond the tolerances), while base, head and delta stay the
    * baseline run's.
@@ -103,6 +106,15 @@ export interface MetricDelta {
   noise?: NoiseVerdict;
   /** With `noise`: the fixed rule's verdict against the baseline run, which the history overruled. */
   baselineChange?: Change;
+  /**
+   * Key metrics with both values: the three-way statistical verdict on this row's delta (against
+   * the baseline run), with its interval and noise model (src/compare/significance.ts). When set,
+   * `change` follows it: `worse` only when `regressed`, `better` only when `improved`.
+   */
+  judgement?: MetricJudgement;
+  /** With `judgement`: each side's in-run interval, when its result has one (src/result/uncertainty-schema.ts). */
+  baseEstimate?: Estimate;
+  headEstimate?: Estimate;
 }
 
 /** The whole comparison of head with base. */

@@ -4,7 +4,10 @@ import type { MetricId } from './judgement.ts';
 import { DEFAULT_NOISE_GATE, judgeWithHistory, type NoiseGateOptions } from './noise.ts';
 
 /**
- * The noise gate wired into a comparison: each key metric of head is judged against the base
+ * The history of a comparison's key metrics ({@link metricHistory}: the trend and the between-run
+ * noise of src/compare/significance.ts read it), and the older noise gate ({@link applyHistory}),
+ * which the report no longer uses by default (src/compare/verdict.ts judges with
+ * significance.ts) and which bench/noise.ts and the calibration still measure as a mode. The gate: each key metric of head is judged against the base
  * branch's history of that metric (src/compare/noise.ts: outside the median ± k × 1.4826 × MAD
  * range on the bad side AND beyond the metric's relative and absolute tolerances, measured from the
  * history's median). With fewer than `minHistory` runs that have the metric, the metric keeps the

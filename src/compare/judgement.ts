@@ -1,7 +1,8 @@
 /**
  * The vocabulary of judging one metric, shared by the comparison with a baseline (compare.ts) and
  * the noise gate (noise.ts): the key metrics, their directions and tolerances, the fixed rule
- * ({@link judgeChange}) and the shape of the noise gate's verdict. Pure, no I/O.
+ * ({@link judgeChange}), the shape of the noise gate's verdict and of the three-way verdict of
+ * src/compare/significance.ts. Pure, no I/O.
  */
 
 /** The key metrics that are compared and can gate the check. */
@@ -108,4 +109,37 @@ export interface NoiseVerdict {
   /** `true` when head lies on the bad side outside the normal range (`history` only). */
   outsideRange?: boolean;
   range?: NormalRange;
+}
+
+/** A key metric's three-way verdict. */
+export type MetricVerdict = 'regressed' | 'no-regression' | 'improved' | 'inconclusive';
+
+/** How the noise of a change was modelled, for the comment. */
+export interface NoiseModel {
+  /** `history`: τ from the base branch's runs; `default`: `DEFAULT_BETWEEN_RUN_NOISE` (significance.ts). */
+  source: 'history' | 'default';
+  /** τ, the between-run sd of one run's value, in the metric's unit. */
+  betweenRunSd: number;
+  /** The in-run sd of the change (√(s_head² + s_base²), bad side), in the metric's unit. */
+  inRunSd: number;
+  /** Which runs carried their own interval; a side without one borrows the other's (relative). */
+  inRun: 'both' | 'head' | 'base' | 'none';
+  /** With `history`: runs used, their median and robust sd (unit of the metric). */
+  history?: { runs: number; median: number; sd: number };
+  /** One line: `in-run 95% intervals + between-run noise ±2.0% (default floor)`. */
+  text: string;
+}
+
+/** The statistical judgement of one key metric (on {@link MetricDelta.judgement}). */
+export interface MetricJudgement {
+  verdict: MetricVerdict;
+  /** The tolerance T in the metric's unit (a fraction for rates). */
+  tolerance: number;
+  /** Δ's interval (head − base): each end the one-sided `NO_REGRESSION_CONFIDENCE` (significance.ts) bound. */
+  interval: [number, number];
+  noise: NoiseModel;
+  /** With `inconclusive`: what would settle it (longer run, more runners, A/B rounds). */
+  settle?: string;
+  /** With `settle`: how many times the requests per side it asks for (Infinity: only A/B rounds). */
+  settleFactor?: number;
 }

@@ -37,9 +37,11 @@ export const DEFAULTS = {
   key: 'default',
   /** Whether a gated regression fails the step. */
   failOnRegression: true,
+  /** Whether an inconclusive verdict (intervals straddle a tolerance, or a saturated generator) fails the step. */
+  failOnInconclusive: false,
   /** Login of the account the default token comments as. */
   commentAuthor: 'github-actions[bot]',
-  /** Successful base-branch runs the report reads for the trend and the noise gate. */
+  /** Successful base-branch runs the report reads for the trend and the between-run noise. */
   historyRuns: 10,
   /** When the report reads the history branch: to fill in runs whose artifacts expired. */
   historyBranchRead: 'fallback',

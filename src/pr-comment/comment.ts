@@ -1,3 +1,4 @@
+import { type CommentData, type Judgement, judge } from '../compare/verdict.ts';
 import { showBidiControls } from '../render/format.ts';
 import {
   COMMENT_LIMIT,
@@ -8,11 +9,10 @@ import {
   type Section,
   SUMMARY_LIMIT_BYTES,
 } from './fit.ts';
-import { type CommentData, type Judgement, judge } from './judge.ts';
 import { renderSections } from './sections.ts';
 
 /**
- * The pull request report as GitHub gets it: judged (judge.ts), rendered as sections
+ * The pull request report as GitHub gets it: judged (src/compare/verdict.ts), rendered as sections
  * (sections.ts), made inert where the text comes from the user, and fitted into GitHub's size
  * limits (fit.ts), once for the PR comment and once for the job summary; and the hidden marker
  * that finds the comment again. Pure functions: no GitHub calls.

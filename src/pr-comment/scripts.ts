@@ -1,7 +1,7 @@
+import { type CommentData, type Judgement, judge, type ReportVerdict } from '../compare/verdict.ts';
 import { escapeMarkdown, inlineCode } from '../render/format.ts';
 import { fitBodies } from './comment.ts';
 import type { Fitted, Section } from './fit.ts';
-import { type CommentData, type Judgement, judge, type ReportVerdict } from './judge.ts';
 import { renderSections, VERDICT_LINES } from './sections.ts';
 
 /**

@@ -1,12 +1,16 @@
 import type { BaselineInfo } from '../compare/baseline.ts';
 import { describeTolerance, type MetricDelta } from '../compare/compare.ts';
 import type { EnvironmentDifference } from '../compare/environment.ts';
-import { metricHistory } from '../compare/history.ts';
-import { METRIC_IDS, type MetricId } from '../compare/judgement.ts';
-import { DEFAULT_NOISE_GATE, describeNoiseVerdict } from '../compare/noise.ts';
-import { type Trend, trendMarkdown } from '../render/chart.ts';
+import { METRIC_IDS } from '../compare/judgement.ts';
+import type { CommentData, Judgement, ReportVerdict } from '../compare/verdict.ts';
 import { dashboardMarkdown } from '../render/dashboard.ts';
-import { formatChange, formatDelta, formatDeltaValue } from '../render/delta.ts';
+import {
+  formatChange,
+  formatDelta,
+  formatDeltaInterval,
+  formatDeltaValue,
+  formatSide,
+} from '../render/delta.ts';
 import { escapeMarkdown, formatMs, inlineCode } from '../render/format.ts';
 import {
   renderChecks,
@@ -17,10 +21,11 @@ import {
   renderThresholds,
   renderTimeline,
 } from '../render/markdown.ts';
+import { levelText } from '../render/uncertainty.ts';
 import { saturationWarning } from '../result/health.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { Section } from './fit.ts';
-import type { CommentData, Judgement, ReportVerdict } from './judge.ts';
+import { details, trendSection } from './trend.ts';
 
 /**
  * The pull request report's sections, top to bottom: verdict against the baseline, key metric
@@ -32,7 +37,7 @@ import type { CommentData, Judgement, ReportVerdict } from './judge.ts';
 
 function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDelta) => string): string {
   return [
-    '| Metric | Base | Head | Delta | Change |',
+    '| Metric | Baseline run | This PR | Δ vs baseline run | Change (fixed tolerance) |',
     '|---|---:|---:|---:|---|',
     ...rows.map(
       (d) =>
@@ -41,114 +46,87 @@ function deltaTable(rows: MetricDelta[], judged: boolean, labelOf: (d: MetricDel
   ].join('\n');
 }
 
-function details(summary: string, body: string, open = false): string {
-  return `<details${open ? ' open' : ''}><summary>${summary}</summary>\n\n${body}\n\n</details>`;
-}
-
-/** What the trend calls this PR's point. */
-const HEAD_LABEL = 'this PR';
-
-/**
- * The trend of the gated metrics across the history runs (oldest first), this PR's value last,
- * with the history's normal range where the noise gate judged; '' without a history.
- */
-function trendSection(input: CommentData, j: Judgement): string {
-  const runs = j.history;
-  const looked = input.history;
-  if (!runs || !looked || !j.comparison) return '';
-  const branch = input.baseline.branch ? ` of ${inlineCode(input.baseline.branch)}` : '';
-  const notes = [
-    looked.skipped > 0
-      ? `${looked.skipped} run${looked.skipped === 1 ? '' : 's'} skipped: result artifact missing or expired.`
-      : '',
-    looked.fromBranch
-      ? `${looked.fromBranch.runs} run${looked.fromBranch.runs === 1 ? '' : 's'} read from the history branch ${inlineCode(looked.fromBranch.branch)}.`
-      : '',
-    j.historyExcluded
-      ? `${j.historyExcluded} run${j.historyExcluded === 1 ? '' : 's'} left out: another environment (runners, image, script…).`
-      : '',
-  ].filter(Boolean);
-  const note = notes.length > 0 ? `\n\n_${notes.join(' ')}_` : '';
-  const { minHistory, k } = DEFAULT_NOISE_GATE;
-  const method =
-    runs.length >= minHistory
-      ? `A gated metric regresses only when this PR's value lies outside the history's normal range (median ± ${k} × 1.4826 × MAD) and beyond its tolerances.`
-      : `With ${runs.length} comparable run${runs.length === 1 ? '' : 's'} (${minHistory} needed for the history's normal range) the gate compares with the baseline run and its tolerances.`;
-  const summary = `Trend of the gated metrics over the last ${runs.length} successful run${runs.length === 1 ? '' : 's'}${branch}`;
-  if (runs.length === 0) return details(summary, `${method}${note}`, true);
-  const values = new Map(
-    metricHistory(
-      j.comparison,
-      runs.map((r) => r.result),
-    ).map((h) => [h.id, h.values]),
-  );
-  const parts: string[] = [];
-  for (const d of j.comparison.keyMetrics) {
-    if (!d.gated || d.head === undefined) continue;
-    const past = values.get(d.id as MetricId) ?? [];
-    const history = runs.flatMap((r, i) =>
-      past[i] === undefined ? [] : [{ label: r.run.sha.slice(0, 7), value: past[i]! }],
-    );
-    const trend: Trend = {
-      metric: d.label,
-      unit: d.unit,
-      history,
-      head: { label: HEAD_LABEL, value: d.head },
-      ...(d.noise?.range ? { range: { low: d.noise.range.low, high: d.noise.range.high } } : {}),
-    };
-    const line = d.noise ? describeNoiseVerdict(d.label, d.noise) : d.label;
-    parts.push(`**${line}**\n\n${trendMarkdown(trend)}`);
-  }
-  return details(summary, [method, ...parts].join('\n\n') + note, true);
-}
-
-/** The verdict as the comment's bold line starts it (`🔴 Performance regressed`). */
+/** The verdict as the comment's bold line starts it (`🔴 Regressed`). */
 export const VERDICT_LINES: Record<ReportVerdict, string> = {
-  passed: '🟢 No performance regression',
-  regressed: '🔴 Performance regressed',
+  passed: '🟢 No regression',
+  regressed: '🔴 Regressed',
   'no-baseline': '⚪ No baseline yet',
   'baseline-expired': '⚪ Baseline expired',
   'environment-changed': '🟠 Not judged: the environment changed',
-  inconclusive: '🟠 Inconclusive: the load generator saturated',
+  inconclusive: '🟠 Inconclusive',
 };
+
+/** A level as a percentage: `99%`, `99.9%`. */
+const percent = levelText;
+
+/** One judged key metric for the verdict line: `Latency p95 +13.00ms (+59.1%), interval +11.2ms … +14.8ms (tolerance 2.2ms)`. */
+function judgedMetric(d: MetricDelta): string {
+  return `${d.label} ${formatDelta(d)}, interval ${formatDeltaInterval(d)}`;
+}
 
 function verdictLine(input: CommentData, j: Judgement): string {
   const branch = input.baseline.branch ? ` against ${inlineCode(input.baseline.branch)}` : '';
   const head = `**${VERDICT_LINES[j.verdict]}**`;
+  const rows = j.comparison?.keyMetrics ?? [];
   switch (j.verdict) {
     case 'regressed': {
-      const list = j
-        .comparison!.gatedRegressions.map((d) =>
-          d.noise
-            ? describeNoiseVerdict(d.label, d.noise)
-            : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
-        )
-        .join(', ');
-      return `${head}${branch}: ${list}.`;
+      const list = j.comparison!.gatedRegressions.map((d) =>
+        d.judgement ? judgedMetric(d) : `${d.label} ${formatDelta(d)} (worse beyond tolerance)`,
+      );
+      return `${head}${branch} at ${percent(j.levels.regressed)} confidence: ${list.join('; ')}: beyond the tolerance and not explained by the noise.`;
     }
     case 'passed': {
-      const better = j.comparison!.keyMetrics.filter((d) => d.change === 'better').length;
+      const better = rows.filter((d) => d.change === 'better').length;
       const worse = j.comparison!.regressions.length;
       const extra = [
-        better > 0 ? `${better} key metric${better === 1 ? '' : 's'} improved` : '',
+        better > 0 ? `${better} key metric${better === 1 ? '' : 's'} better` : '',
         worse > 0 ? `${worse} ungated metric${worse === 1 ? '' : 's'} worse` : '',
       ].filter(Boolean);
-      return `${head}${branch}: no gated metric is worse beyond its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
+      return `${head}${branch} at ${percent(j.levels.noRegression)} confidence: every gated metric's change is shown to lie within its tolerance${extra.length ? ` (${extra.join('; ')})` : ''}.`;
     }
     case 'environment-changed':
       return `${head}${branch}: the baseline ran in another environment, so the deltas below are for information only.`;
     case 'inconclusive': {
+      if (j.inconclusiveBecause === 'uncertain') {
+        const open = rows.filter((d) => d.gated && d.judgement?.verdict === 'inconclusive');
+        const { settle } = j;
+        return `${head}${branch} at ${percent(j.levels.noRegression)} confidence: ${open.map(judgedMetric).join('; ')}: could be within or beyond the tolerance.${settle ? ` Settle it with ${settle}.` : ''}`;
+      }
       const sides = [
         input.head.loadGenerator?.saturated ? 'this run' : '',
         input.base?.loadGenerator?.saturated ? 'the baseline' : '',
       ].filter(Boolean);
-      return `${head}${branch}: ${sides.join(' and ')} saturated ${sides.length > 1 ? 'their' : 'its'} runners, so the deltas below measure the load generator, not a regression or its absence. Settle it with more VUs (\`maxVUs\`, \`preAllocatedVUs\`), fewer runners per node or a larger runner.`;
+      return `**${VERDICT_LINES.inconclusive}: the load generator saturated**${branch}: ${sides.join(' and ')} saturated ${sides.length > 1 ? 'their' : 'its'} runners, so the deltas below measure the load generator, not a regression or its absence. Settle it with more VUs (\`maxVUs\`, \`preAllocatedVUs\`), fewer runners per node or a larger runner.`;
     }
     case 'no-baseline':
       return `${head}${branch}: nothing to compare with, so this run is not judged against a baseline.`;
     case 'baseline-expired':
       return `${head}${branch}: the stored result is gone, so this run is not judged against a baseline.`;
   }
+}
+
+/**
+ * The key metrics table: each side with its in-run interval, the change against the baseline run,
+ * the change's interval with the tolerance it was held to, and the verdict on that same change.
+ */
+function keyMetricTable(rows: MetricDelta[], judged: boolean): string {
+  return [
+    '| Metric | Baseline run | This PR | Δ vs baseline run | Interval of Δ | Verdict |',
+    '|---|---:|---:|---:|---:|---|',
+    ...rows.map(
+      (d) =>
+        `| ${d.gated ? `${d.label} (gate)` : d.label} | ${formatSide(d, 'base')} | ${formatSide(d, 'head')} | ${formatDelta(d)} | ${formatDeltaInterval(d) || '—'} | ${formatChange(d, judged)} |`,
+    ),
+  ].join('\n');
+}
+
+/** Under the key metrics table: how to read it, and the noise model that judged each metric. */
+function keyMetricNotes(rows: MetricDelta[], latencyKey: string, levels: Judgement['levels']): string {
+  const models = rows.flatMap((d) => (d.judgement ? [`- ${d.label}: ${d.judgement.noise.text}`] : []));
+  return [
+    `<sub>Latency is ${inlineCode(latencyKey)}. ± is each run's own 95% interval. Δ is this PR minus the baseline run; its interval holds the one-sided ${percent(levels.noRegression)} bounds. **No regression**: the bound on the bad side is within the tolerance. **Regressed**: Δ is beyond the tolerance and its one-sided ${percent(levels.regressed)} bound is on the bad side of zero. Anything else is **inconclusive**.</sub>`,
+    ...(models.length > 0 ? ['', details('Noise model of each metric', models.join('\n'))] : []),
+  ].join('\n');
 }
 
 /** The saturation warning of head, as a line of its own after the verdict; none when it did not saturate. */
@@ -240,7 +218,7 @@ export function defaultTitle(key: string): string {
  */
 export function renderSections(input: CommentData, j: Judgement, marker: string): Section[] {
   const { head, options } = input;
-  const judged = j.verdict === 'passed' || j.verdict === 'regressed';
+  const { judged } = j;
   const title = options.title ?? defaultTitle(options.key);
   const sections: Section[] = [];
   sections.push({
@@ -263,10 +241,9 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
     sections.push({ id: 'environment', text: environmentWarning(j.environmentDiffs, judged) });
   if (j.comparison) {
     const rows = j.comparison.keyMetrics;
-    const latency = `Latency is ${inlineCode(j.comparison.latencyKey)}.`;
     sections.push({
       id: 'key-metrics',
-      text: `${deltaTable(rows, judged, (d) => (d.gated ? `${d.label} (gate)` : d.label))}\n\n<sub>${latency}</sub>`,
+      text: `${keyMetricTable(rows, judged)}\n\n${keyMetricNotes(rows, j.comparison.latencyKey, j.levels)}`,
     });
   } else {
     sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
@@ -301,7 +278,7 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
       `${renderRunners(head)}\n\n_Per-runner p95 is for diagnosis only: global percentiles are merged from every runner's quantiles, never averaged._`,
     ),
   });
-  sections.push({ id: 'footer', text: footer(input) });
+  sections.push({ id: 'footer', text: footer(input, j) });
   return sections;
 }
 
@@ -310,7 +287,7 @@ export function forkNote(url: string): string {
   return `<sub>Head figures were measured by the fork's own [workflow run](${url}) and are reported as it gave them.</sub>`;
 }
 
-function footer(input: CommentData): string {
+function footer(input: CommentData, j: Judgement): string {
   const { options, links } = input;
   const gate = options.gate.length > 0 ? options.gate.join(', ') : 'none';
   const tolerances = METRIC_IDS.map((id) => `${id} ${describeTolerance(id, options.tolerances[id])}`).join(
@@ -323,5 +300,5 @@ function footer(input: CommentData): string {
     `key ${inlineCode(options.key)}`,
     `gate: ${gate}`,
   ].filter(Boolean);
-  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>A change counts when it exceeds both tolerances (relative and absolute): ${tolerances}.</sub>`;
+  return `---\n<sub>${parts.join(' · ')}</sub>\n<sub>Tolerances (a change must exceed both, relative and absolute): ${tolerances}. Levels: regressed at ${percent(j.levels.regressed)}, no regression at ${percent(j.levels.noRegression)} (one-sided).</sub>`;
 }

@@ -5,6 +5,7 @@
 
 import type { MetricDelta } from '../compare/compare.ts';
 import { formatMs, formatPercent, formatRate } from './format.ts';
+import { formatWithInterval } from './uncertainty.ts';
 
 /** A value in its unit: ms, requests per second, or a percentage for rates. */
 export function formatDeltaValue(d: MetricDelta, value: number | undefined): string {
@@ -12,6 +13,35 @@ export function formatDeltaValue(d: MetricDelta, value: number | undefined): str
   if (d.unit === 'ms') return formatMs(value);
   if (d.unit === '/s') return formatRate(value);
   return formatPercent(value);
+}
+
+/** A side's value with its in-run interval when the comparison has it: `22.00ms ± 0.40ms`. */
+export function formatSide(d: MetricDelta, side: 'base' | 'head'): string {
+  const value = d[side];
+  if (value === undefined) return '—';
+  const estimate = side === 'base' ? d.baseEstimate : d.headEstimate;
+  return estimate ? formatWithInterval(value, estimate, d.unit) : formatDeltaValue(d, value);
+}
+
+function signed(value: number, unit: MetricDelta['unit']): string {
+  const sign = value > 0 ? '+' : value < 0 ? '−' : '±';
+  const abs = Math.abs(value);
+  const amount =
+    unit === 'ms' ? formatMs(abs) : unit === '/s' ? formatRate(abs) : `${(abs * 100).toFixed(2)} pp`;
+  return `${sign}${amount}`;
+}
+
+/**
+ * The interval of the change (head − base, each end a one-sided 95% bound) with the tolerance it
+ * was held to: `−0.80ms … +2.10ms (tolerance 2.20ms)`; '' without a judgement.
+ */
+export function formatDeltaInterval(d: MetricDelta): string {
+  const j = d.judgement;
+  if (!j) return '';
+  const [low, high] = j.interval;
+  const tolerance =
+    d.unit === 'pp' ? `${(j.tolerance * 100).toFixed(2)} pp` : formatDeltaValue(d, j.tolerance);
+  return `${signed(low, d.unit)} … ${signed(high, d.unit)} (tolerance ${tolerance})`;
 }
 
 /** A signed delta with its relative change: `+3.00ms (+25.0%)`, `-0.20 pp`, `—` when not comparable. */
@@ -37,12 +67,31 @@ export interface ChangeCell {
 }
 
 /**
- * The direction-aware change of a metric, decided once for every renderer: an unchanged metric
- * the baseline alone would call worse is within the history's normal range (the noise gate); a
- * worse one is a regression only when judged (same environment) and gated.
+ * The direction-aware change of a metric as words, for every renderer. A key metric shows its
+ * three-way judgement (src/compare/significance.ts: `regressed`, `no regression`, `inconclusive`,
+ * `better`); a submetric its fixed rule. A regression counts only when judged (same environment,
+ * no saturated generator) and gated.
  * @param judged whether the comparison is judged (false when the environment changed).
  */
 export function changeCell(d: MetricDelta, judged: boolean): ChangeCell {
+  // Not judged (another environment, a saturated generator): the fixed words below, marked so.
+  const verdict = judged ? d.judgement?.verdict : undefined;
+  switch (verdict) {
+    case 'regressed':
+      return d.gated
+        ? { words: 'regressed', tone: 'worse' }
+        : { words: 'regressed (not gated)', tone: 'warn' };
+    case 'improved':
+      return { words: 'better', tone: 'better' };
+    case 'no-regression':
+      return { words: 'no regression', tone: 'neutral' };
+    case 'inconclusive':
+      return d.gated
+        ? { words: 'inconclusive', tone: 'warn' }
+        : { words: 'inconclusive (not gated)', tone: 'neutral' };
+    case undefined:
+      break;
+  }
   switch (d.change) {
     case 'better':
       return { words: 'better', tone: 'better' };

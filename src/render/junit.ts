@@ -1,6 +1,6 @@
 import type { Comparison, MetricDelta } from '../compare/compare.ts';
 import type { RunResult, ThresholdRow } from '../result/schema.ts';
-import { formatDelta, formatDeltaValue } from './delta.ts';
+import { formatDelta, formatDeltaInterval, formatDeltaValue } from './delta.ts';
 import { everyCheck, showBidiControls } from './format.ts';
 import { thresholdObserved } from './terminal/humanize.ts';
 
@@ -218,7 +218,8 @@ export function renderJUnit(runs: readonly JUnitRun[]): string {
 
 /** A gated metric's change: `Latency p95: 120.00ms → 150.00ms (+30.00ms (+25.0%))`. */
 function deltaCase(d: MetricDelta): JUnitCase {
-  const text = `${d.source}: ${formatDeltaValue(d, d.base)} → ${formatDeltaValue(d, d.head)} (${formatDelta(d)})`;
+  const verdict = d.judgement ? `; ${d.judgement.verdict}, interval ${formatDeltaInterval(d)}` : '';
+  const text = `${d.source}: ${formatDeltaValue(d, d.base)} → ${formatDeltaValue(d, d.head)} (${formatDelta(d)}${verdict})`;
   return {
     classname: 'k6.comparison',
     name: d.label,
@@ -234,7 +235,8 @@ function deltaCase(d: MetricDelta): JUnitCase {
  * `verdict` is the report's (`passed`, `regressed`, `no-baseline`, …).
  */
 export function comparisonSuite({ comparison, verdict }: NonNullable<JUnitRun['compared']>): JUnitSuite {
-  const judged = verdict === 'passed' || verdict === 'regressed';
+  // A saturated generator's inconclusive has no gated row; an uncertain one is judged, row by row.
+  const judged = verdict === 'passed' || verdict === 'regressed' || verdict === 'inconclusive';
   const gated = judged ? (comparison?.keyMetrics ?? []).filter((d) => d.gated) : [];
   if (gated.length > 0) return { name: 'comparison', cases: gated.map(deltaCase) };
   return {

@@ -15,6 +15,7 @@ import {
   formatValue,
   inlineCode,
 } from './format.ts';
+import { headlineIntervals, intervalsNote } from './uncertainty.ts';
 
 /**
  * The markdown report of one run: verdict, thresholds with observed values, key metrics, checks,
@@ -130,6 +131,19 @@ export function renderKeyMetrics(result: RunResult): string {
   return ['| Metric | Global value |', '|---|---:|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
 }
 
+/** The headline figures with their in-run confidence intervals and a note on the method; '' without them. */
+export function renderIntervals(result: RunResult): string {
+  const rows = headlineIntervals(result);
+  if (rows.length === 0) return '';
+  return [
+    '| Figure | Value ± interval |',
+    '|---|---:|',
+    ...rows.map(([k, v]) => `| ${escapeMarkdown(k)} | ${v} |`),
+    '',
+    `_${intervalsNote(result)}_`,
+  ].join('\n');
+}
+
 /** Every check across groups with its global passes and fails ('' when the script has none). */
 export function renderChecks(result: RunResult): string {
   const checks = everyCheck(result.rootGroup);
@@ -201,6 +215,8 @@ export function renderReport(result: RunResult, options: ReportOptions = {}): st
   if (failures) parts.push(failures);
   parts.push('### Thresholds (judged on the aggregate of all runners)', renderThresholds(result));
   parts.push('### Key metrics', renderKeyMetrics(result));
+  const intervals = renderIntervals(result);
+  if (intervals) parts.push('### How sure these figures are', intervals);
   const timeline = options.charts ? renderTimeline(result) : '';
   if (timeline) parts.push('### Over time', timeline);
   const checks = renderChecks(result);

@@ -19,6 +19,7 @@ import {
   type ThresholdRow,
 } from './schema.ts';
 import type { Timeline } from './timeline-schema.ts';
+import { estimateUncertainty, type RunnerTrend } from './uncertainty.ts';
 
 /**
  * The test's wall-clock window, in s: from the first runner's start to the end of the last
@@ -119,7 +120,25 @@ export function buildResult(parts: ResultParts): RunResult {
     ),
     ...(parts.timeline ? { timeline: parts.timeline } : {}),
     ...(parts.loadGenerator ? { loadGenerator: parts.loadGenerator } : {}),
+    uncertainty: estimateUncertainty({
+      metrics: parts.metrics,
+      latency: runnerTrends(parts.runners),
+      ...(parts.timeline ? { points: parts.timeline.points } : {}),
+    }),
   };
+}
+
+/** The runners' latency trends (all requests, and expected responses) for the uncertainty. */
+function runnerTrends(runners: readonly RunnerOutcome[]): Record<string, RunnerTrend[]> {
+  const out: Record<string, RunnerTrend[]> = {};
+  for (const key of [K6_METRIC.httpReqDuration, K6_METRIC.httpReqDurationExpected]) {
+    const trends = runners.flatMap(({ summary }) => {
+      const m = summary?.metrics[key];
+      return m?.type === 'trend' && m.count > 0 ? [{ count: m.count, avg: m.avg, grid: m.grid }] : [];
+    });
+    if (trends.length > 0) out[key] = trends;
+  }
+  return out;
 }
 
 /** One runner's row: how it ended, and its own requests, RPS, p(95) and iterations from its summary. */

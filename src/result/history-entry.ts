@@ -14,12 +14,13 @@ import {
  * the repository's retention. An entry keeps, of the result's metrics, only the ones the comparison
  * reads (RPS, latency percentiles of all and of expected responses, the error rate, the checks
  * rate) with only their key values, and each percentile's uncertainty band where the result has
- * one (`percentileBands`: the merge's band for the percentiles a threshold judges); no log tails,
+ * one (`percentileBands`: the merge's band for the percentiles a threshold judges) and the run's
+ * in-run intervals (`uncertainty`); no log tails,
  * no runners, no thresholds, no timeline. Nothing in it is a secret: the environment is what the
  * comparison checks (runners, image, resources, node selector, script hash, k6 version).
  *
  * The read side turns an entry back into a result ({@link entryAsResult}) that holds only those
- * metrics, so the trend and the noise gate read the branch exactly as they read artifacts.
+ * metrics, so the trend and the between-run noise read the branch exactly as they read artifacts.
  */
 
 /** The schema name of an entry. */
@@ -69,6 +70,11 @@ export const historyEntrySchema = z.object({
   environment: runEnvironmentSchema,
   /** The kept metrics: key values only, with `percentileBands` where the result had them. */
   metrics: z.record(z.string(), metricResultSchema),
+  /**
+   * The result's in-run intervals (src/result/uncertainty-schema.ts, about 1 kB), where it had them:
+   * the verdict takes the history's own in-run part out of its spread.
+   */
+  uncertainty: z.looseObject({ level: z.number() }).optional(),
 });
 export type HistoryEntry = z.infer<typeof historyEntrySchema>;
 
@@ -115,6 +121,7 @@ export function historyEntry(result: RunResult, origin: EntryOrigin): HistoryEnt
     verdict: result.verdict,
     environment: result.environment,
     metrics,
+    ...(result.uncertainty ? { uncertainty: result.uncertainty } : {}),
   };
 }
 
@@ -156,5 +163,6 @@ export function entryAsResult(entry: HistoryEntry): RunResult {
     thresholds: [],
     runners: [],
     ...(entry.runId ? { runId: entry.runId } : {}),
+    ...(entry.uncertainty ? { uncertainty: entry.uncertainty } : {}),
   };
 }

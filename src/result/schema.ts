@@ -308,6 +308,12 @@ export const runResultSchema = z.looseObject({
    * in the full shape of `loadGeneratorSchema` (src/result/load-generator-schema.ts); absent in older results.
    */
   loadGenerator: z.looseObject({ saturated: z.boolean(), reasons: z.array(z.string()) }).optional(),
+  /**
+   * How sure each headline figure is: a confidence interval for RPS, p50/p90/p95/p99, the error
+   * rate and the check rate, estimated from the run itself; the level here, the full shape in
+   * `uncertaintySchema` (src/result/uncertainty-schema.ts); absent in older results.
+   */
+  uncertainty: z.looseObject({ level: z.number() }).optional(),
 });
 /** The global result of one distributed run (fields this version does not name are kept when read). */
 export type RunResult = z.infer<typeof runResultSchema>;

@@ -158,7 +158,7 @@ describe('dist/report.js, run as GitHub runs a node24 action', () => {
     expect(github.comments).toHaveLength(1);
     const body = github.comments[0]!.body;
     expect(first.summary).toBe(body);
-    expect(body).toContain('**🔴 Performance regressed** against `master`');
+    expect(body).toContain('**🔴 Regressed** against `master` at 99% confidence');
     expect(body).toContain(
       `**Baseline:** [run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501) on \`master\` at \`6dcb09b\`, the merge-base of this pull request.`,
     );
@@ -174,7 +174,7 @@ describe('dist/report.js, run as GitHub runs a node24 action', () => {
     expect(second.outputs.verdict).toBe('passed');
     expect(second.outputs['comment-url']).toBe(first.outputs['comment-url']);
     expect(github.comments).toHaveLength(1);
-    expect(github.comments[0]!.body).toContain('**🟢 No performance regression** against `master`');
+    expect(github.comments[0]!.body).toContain('**🟢 No regression** against `master` at 95% confidence');
     expect(second.summary).toBe(github.comments[0]!.body);
     expect(github.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([
       `POST ${REPO_PATH}/issues/2/comments`,

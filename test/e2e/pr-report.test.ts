@@ -2,11 +2,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
+import type { CommentData } from '../../src/compare/verdict.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import type { K6LiveMetric } from '../../src/k6/rest.ts';
 import { RUN_TAG, RUNNER_TAG } from '../../src/plan.ts';
 import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
-import type { CommentData } from '../../src/pr-comment/judge.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import type { Timeline } from '../../src/result/timeline-schema.ts';
 import { TimelineRecorder } from '../../src/result/timeseries.ts';
@@ -37,23 +37,28 @@ let target: RecordingTarget;
 let run: { result: RunResult; cwd: string };
 beforeAll(async () => {
   target = await startNodeTarget();
-  const cwd = tempDir('k6d-pr-report-');
-  const cli = await runCli(
-    [
-      'run',
-      writeScript(SCRIPT),
-      '--runners',
-      '2',
-      '--',
-      '-e',
-      `BASE_URL=${target.url}`,
-      '--out',
-      'json=raw-{runner}.json',
-    ],
-    { cwd },
-  );
-  expect(cli.result, cli.stderr).toBeDefined();
-  run = { result: cli.result!, cwd };
+  // Repeated (at most 3 times) while its load generator saturated (a busy shared machine can drop
+  // iterations): a saturated head is judged inconclusive by design, which is not what this tests.
+  for (let attempt = 0; attempt < 3 && (!run || run.result.loadGenerator?.saturated); attempt++) {
+    const cwd = tempDir('k6d-pr-report-');
+    const cli = await runCli(
+      [
+        'run',
+        writeScript(SCRIPT),
+        '--runners',
+        '2',
+        '--',
+        '-e',
+        `BASE_URL=${target.url}`,
+        '--out',
+        'json=raw-{runner}.json',
+      ],
+      { cwd },
+    );
+    expect(cli.result, cli.stderr).toBeDefined();
+    run = { result: cli.result!, cwd };
+  }
+  expect(run.result.loadGenerator?.reasons ?? []).toEqual([]);
   mkdirSync(OUTPUT, { recursive: true });
 });
 afterAll(async () => {
@@ -174,7 +179,7 @@ describe('the pull request comment of a real local run, with a history from fixt
     expect(html).toContain('<h2>Runners</h2>');
   });
 
-  it('shows the time chart of this run and the trend of every gated metric, judged by the noise gate', () => {
+  it('shows the time chart of this run and the trend of every gated metric, with the history as the between-run noise', () => {
     const real = run.result;
     // The orchestrator's own series when it has at least two points to draw (its interval may be
     // longer than this 4 s test), else the same series replayed from the runners' raw samples.
@@ -187,7 +192,13 @@ describe('the pull request comment of a real local run, with a history from fixt
     const { comment, judgement } = renderReportBodies(commentData(head, history), MARKER);
     writeFileSync(path.join(OUTPUT, 'comment.md'), comment.text);
 
-    expect(judgement.verdict).toBe('passed');
+    // The baseline is the same run (factor 1.0): nothing regressed. But a run of about 240
+    // requests with no error cannot show the error rate within its 0.1 pp tolerance.
+    expect(judgement.verdict).toBe('inconclusive');
+    expect(judgement.inconclusiveBecause).toBe('uncertain');
+    expect(judgement.comparison!.keyMetrics.find((d) => d.id === 'error-rate')!.judgement!.verdict).toBe(
+      'inconclusive',
+    );
     expect(comment.dropped).toEqual([]);
     // The run over time: the RPS chart (and p95 once a runner had requests).
     expect(comment.text).toContain('<details open><summary>This run over time</summary>');
@@ -200,28 +211,37 @@ describe('the pull request comment of a real local run, with a history from fixt
       /title "Latency p95 \(ms\) over the last 10 base runs, last point this PR, flat lines: normal range"/,
     );
     expect(comment.text).toContain('"aaaaaaa", "bbbbbbb"');
-    // The method is named with the history's figures.
+    // Each trend line says what its percentage is against, and what the verdict judged.
     expect(comment.text).toMatch(
-      /\*\*Latency p95 [+±-]\d+\.\d% \(history: median [\d.]+(ms|µs|s), normal range [\d.]+(ms|µs|s)–[\d.]+(ms|µs|s) over 10 runs\)\*\*/,
+      /\*\*Latency p95\*\* [+±−]\d+\.\d% against the history's median [\d.]+(ms|µs|s); against the baseline run [^:]+: (⚪ no regression|🟠 inconclusive)/,
+    );
+    // The noise model of each metric: both runs' own intervals and the history's spread.
+    expect(comment.text).toMatch(
+      /- Latency p95: in-run 95% intervals of both runs \+ between-run noise ±\d+\.\d% \(spread of 10 base-branch runs\)/,
     );
     // The dashboard link, narrowed to the run.
     const from = Date.parse(head.startedAt);
     expect(comment.text).toContain(`from=${from}&to=${Date.parse(head.endedAt)}&var-k6d_run=${head.runId}`);
   });
 
-  it('fails the gate when p95 leaves the normal range, naming the history', () => {
+  it('regresses when the latency moves far beyond the spread of the history, with the level and the interval', () => {
     const real = run.result;
     const history = NOISE.map((f) => scaledLatency(real, f));
-    // 2 ms slower on top of +60%, so that the 1 ms floor is passed even on a very fast target.
-    const slow = scaledLatency(real, 1.6);
+    // Four times slower, plus 2 ms so that the 1 ms floor is passed even on a very fast target: far
+    // beyond the in-run interval of a p95 from about 240 requests, even with the lopsided tail a
+    // busy machine gives it.
+    const slow = scaledLatency(real, 4);
     const p95 = slow.metrics['http_req_duration{expected_response:true}'] ?? slow.metrics.http_req_duration!;
     p95.values['p(95)']! += 2;
     const { judgement, comment } = renderReportBodies(commentData(slow, history), MARKER);
+    writeFileSync(path.join(OUTPUT, 'comment-regressed.md'), comment.text);
     expect(judgement.verdict).toBe('regressed');
     const gated = judgement.comparison!.gatedRegressions.map((d) => d.id);
-    expect(gated).toContain('p95');
+    // p95 or p99 (or both): on a target answering in about 1 ms a busy machine can make one of
+    // them so lopsided from 240 requests that 4× is not yet significant at 99%.
+    expect(gated.filter((id) => id === 'p95' || id === 'p99')).not.toEqual([]);
     expect(comment.text).toMatch(
-      /Performance regressed\*\* against `main`: .*Latency p95 \+\d+\.\d% \(history: median/,
+      /\*\*🔴 Regressed\*\* against `main` at 99% confidence: .*Latency p(95|99) \+[\d.]+ms \(\+\d+\.\d%\), interval \+/,
     );
   });
 });

@@ -151,8 +151,8 @@ describe('dist/main.js with two scripts on a pull request', () => {
     expect(body).toMatch(
       /^<!-- k6-distributed:report workflow=perf job=load-test key=default -->\n## k6 load test · 2 scripts\n/,
     );
-    expect(body).toContain('| `load/api.js` | 🟢 No performance regression | ✅ passed |');
-    expect(body).toContain('| `load/checkout.js` | 🔴 Performance regressed | ✅ passed |');
+    expect(body).toContain('| `load/api.js` | 🟢 No regression | ✅ passed |');
+    expect(body).toContain('| `load/checkout.js` | 🔴 Regressed | ✅ passed |');
     expect(body).toContain('### load/api.js');
     expect(body).toContain('### load/checkout.js');
     // One summary: the same report, written once.

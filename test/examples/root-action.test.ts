@@ -144,7 +144,7 @@ describe('dist/main.js with backend: local', () => {
     expect(Object.keys(step.outputs).sort()).toEqual(Object.keys(action.outputs).sort());
     expect(github.comments).toHaveLength(1);
     const body = github.comments[0]!.body;
-    expect(body).toContain('**🟢 No performance regression** against `master`');
+    expect(body).toContain('**🟢 No regression** against `master` at 95% confidence');
     // One summary: the comparison (which holds the run's report), not the run's report again.
     expect(step.summary).toBe(body);
     expect(github.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, '')}`)).toEqual([

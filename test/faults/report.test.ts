@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../src/compare/judgement.ts';
+import type { CommentData } from '../../src/compare/verdict.ts';
 import { errorMessage, exitCodeFor, RunError } from '../../src/errors.ts';
 import { hasMarker } from '../../src/github/comments.ts';
 import { commentMarker, renderReportBodies } from '../../src/pr-comment/comment.ts';
-import type { CommentData } from '../../src/pr-comment/judge.ts';
 import { renderHtmlReport } from '../../src/render/html/report.ts';
 import { renderReport } from '../../src/render/markdown.ts';
 import { readRunResult } from '../../src/result/read-result.ts';

@@ -16,7 +16,8 @@ export interface Shape {
 
 /**
  * A result JSON as the run action writes it (src/result/schema.ts), with the given key numbers, two
- * runners, one threshold and one check.
+ * runners, one threshold and one check. 60,000 requests: enough for the error rate (0.1%) to be
+ * shown within its 0.1 pp tolerance by the three-way verdict (src/compare/significance.ts).
  */
 export function makeResult(shape: Shape = {}, overrides: Partial<RunResult> = {}): RunResult {
   const s = {
@@ -27,7 +28,7 @@ export function makeResult(shape: Shape = {}, overrides: Partial<RunResult> = {}
     p99: 40,
     errorRate: 0.001,
     checksRate: 0.999,
-    requests: 6000,
+    requests: 60000,
     ...shape,
   };
   const failed = Math.round(s.requests * s.errorRate);

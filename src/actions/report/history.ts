@@ -17,7 +17,7 @@ import { type PullRequestRef, pullRequestOf, type ReportDeps } from './outcome.t
 /**
  * The report action's side of the history branch (`history-branch`, src/github/history-branch.ts):
  * mode `store` adds this run's entry; modes `comment` and `bundle` read the base branch's entries
- * for the trend and the noise gate, beside the result artifacts or instead of them
+ * for the trend and the between-run noise, beside the result artifacts or instead of them
  * (`history-branch-read`). The branch is reached with git over `<server>/<owner>/<repo>.git` and
  * the action's token. A pull request's run never writes to it: only a run on a branch (push,
  * schedule, workflow_dispatch) stores, so a fork's code never reaches it.
@@ -103,7 +103,7 @@ export interface HistorySources {
 }
 
 /**
- * The base branch's history for the trend and the noise gate: the result artifacts of its newest
+ * The base branch's history for the trend and the between-run noise: the result artifacts of its newest
  * runs and, with `history-branch`, the branch's entries of the key for runs on the base branch:
  * `fallback` reads the branch only when the artifacts gave fewer than `history-runs` runs (some
  * expired, or never stored) and fills in runs they lack; `always` reads the branch alone (the

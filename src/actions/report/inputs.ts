@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { parseGate, parseTolerances } from '../../compare/compare.ts';
+import { SCRIPT_CHANGE_POLICIES } from '../../compare/verdict.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput, oneOf } from '../../inputs/values.ts';
-import { SCRIPT_CHANGE_POLICIES } from '../../pr-comment/judge.ts';
 import { parseDashboardUrl } from '../../render/dashboard.ts';
 
 /**
@@ -25,6 +25,7 @@ export const INPUT_NAMES = [
   'tolerances',
   'script-change',
   'fail-on-regression',
+  'fail-on-inconclusive',
   'comment-author',
   'retention-days',
   'history-runs',
@@ -69,6 +70,7 @@ const schema = z
     tolerances: z.string().optional(),
     'script-change': oneOf(SCRIPT_CHANGE_POLICIES).default('gate'),
     'fail-on-regression': booleanInput.default(DEFAULTS.failOnRegression),
+    'fail-on-inconclusive': booleanInput.default(DEFAULTS.failOnInconclusive),
     'comment-author': z.string().default(DEFAULTS.commentAuthor),
     'retention-days': z.coerce
       .number({ error: 'must be a whole number of days' })
@@ -107,11 +109,13 @@ const schema = z
     /** What a changed script (scriptHash) does to the gate: `gate` keeps it, `ungated` turns it off. */
     scriptChange: v['script-change'],
     failOnRegression: v['fail-on-regression'],
+    /** Whether an `inconclusive` verdict fails the step too (default: it does not). */
+    failOnInconclusive: v['fail-on-inconclusive'],
     /** Login of the account the token comments as. */
     commentAuthor: v['comment-author'],
     /** Retention of uploaded artifacts in days (default: the repository's setting). */
     ...(v['retention-days'] === undefined ? {} : { retentionDays: v['retention-days'] }),
-    /** How many successful base-branch runs the trend and the noise gate read (0: the baseline alone). */
+    /** How many successful base-branch runs the trend and the between-run noise read (0: the baseline alone). */
     historyRuns: v['history-runs'],
     /** The branch that keeps every run's key figures and the trend page (src/github/history-branch.ts). */
     ...(v['history-branch'] ? { historyBranch: v['history-branch'] } : {}),

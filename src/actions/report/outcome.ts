@@ -1,13 +1,12 @@
 import type { MetricDelta } from '../../compare/compare.ts';
-import { describeNoiseVerdict } from '../../compare/noise.ts';
+import type { CommentData, Judgement } from '../../compare/verdict.ts';
 import { errorMessage } from '../../errors.ts';
 import type { ArtifactTransfer } from '../../github/artifacts.ts';
 import { type GitHub, httpStatus } from '../../github/client.ts';
 import { type StickyCommentTarget, upsertComment } from '../../github/comments.ts';
 import type { RenderedReport } from '../../pr-comment/comment.ts';
-import type { CommentData } from '../../pr-comment/judge.ts';
 import type { RenderedScriptsReport, ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
-import { describeDelta } from '../../render/delta.ts';
+import { describeDelta, formatDelta, formatDeltaInterval } from '../../render/delta.ts';
 import type { ActionContext } from './context.ts';
 import type { Mode, ReportActionInputs } from './inputs.ts';
 
@@ -56,7 +55,7 @@ export interface ReportOutcome {
   annotations: Annotation[];
   /** One-line warnings (a 403 on a fork, a missing bundle). */
   warnings: string[];
-  /** Set when the step must fail (a gated regression with `fail-on-regression`). */
+  /** Set when the step must fail (a gated regression with `fail-on-regression`, an inconclusive verdict with `fail-on-inconclusive`). */
   failure?: string;
 }
 
@@ -104,24 +103,45 @@ export function pullRequestOf(ctx: ActionContext): PullRequestRef | undefined {
   };
 }
 
-/** Outputs, annotations and failure of a judged report. */
+/** What a regression's annotation says: the change, its interval and the noise model that judged it. */
+function regressionMessage(d: MetricDelta, counts: boolean): string {
+  const tail = counts ? '' : ' (not gated)';
+  if (d.judgement)
+    return `${describeDelta(d)}; interval of the change ${formatDeltaInterval(d)}; noise: ${d.judgement.noise.text}${tail}`;
+  return `${describeDelta(d)}, beyond the tolerance of ${d.tolerance.relativePct}% and ${d.tolerance.absolute}${d.unit === '/s' ? '/s' : d.unit === 'pp' ? ' pp' : 'ms'}${tail}`;
+}
+
+/** The warning of an inconclusive verdict: why, and what would settle it. */
+function inconclusiveWarning(input: CommentData, judgement: Judgement): string {
+  if (judgement.inconclusiveBecause === 'saturated')
+    return `not judged: the load generator saturated (${[input.head, input.base].flatMap((r) => r?.loadGenerator?.reasons ?? []).join('; ')}); give it more VUs (maxVUs), fewer runners per node or a larger runner`;
+  const open = (judgement.comparison?.keyMetrics ?? []).filter(
+    (d) => d.gated && d.judgement?.verdict === 'inconclusive',
+  );
+  const { settle } = judgement;
+  return `inconclusive: ${open.map((d) => `${d.label} ${formatDelta(d)}, interval ${formatDeltaInterval(d)}`).join('; ')} could be within or beyond the tolerance${settle ? `; settle it with ${settle}` : ''}`;
+}
+
+/**
+ * Outputs, annotations and failure of a judged report. The step fails on `regressed` with
+ * `fail-on-regression`, and on `inconclusive` only with `fail-on-inconclusive`.
+ */
 export function judgedOutcome(
   mode: ResolvedMode,
-  inputs: Pick<ReportActionInputs, 'failOnRegression'>,
+  inputs: Pick<ReportActionInputs, 'failOnRegression'> &
+    Partial<Pick<ReportActionInputs, 'failOnInconclusive'>>,
   input: CommentData,
   rendered: Pick<RenderedReport, 'judgement'>,
 ): ReportOutcome {
   const { judgement } = rendered;
   const regressions = judgement.comparison?.regressions ?? [];
-  const judged = judgement.verdict === 'passed' || judgement.verdict === 'regressed';
   const failing = judgement.verdict === 'regressed' && inputs.failOnRegression;
+  const failingInconclusive = judgement.verdict === 'inconclusive' && inputs.failOnInconclusive === true;
   const annotations: Annotation[] = regressions.slice(0, MAX_ANNOTATIONS).map((d) => ({
     // Errors only when the step fails; the worst come first, at most MAX_ANNOTATIONS.
     level: failing && d.gated ? 'error' : 'warning',
     title: `k6 regression: ${d.label}`,
-    message: d.noise
-      ? `${describeDelta(d)}; outside the base branch's normal range and beyond the tolerances: ${describeNoiseVerdict(d.label, d.noise)}${d.gated && judged ? '' : ' (not gated)'}`
-      : `${describeDelta(d)}, beyond the tolerance of ${d.tolerance.relativePct}% and ${d.tolerance.absolute}${d.unit === '/s' ? '/s' : d.unit === 'pp' ? ' pp' : 'ms'}${d.gated && judged ? '' : ' (not gated)'}`,
+    message: regressionMessage(d, d.gated && judgement.judged),
   }));
   const run = input.baseline.state === 'found' ? input.baseline.run : undefined;
   const outcome: ReportOutcome = {
@@ -134,18 +154,14 @@ export function judgedOutcome(
       'baseline-run-id': run ? String(run.id) : '',
     },
     annotations,
-    // Inconclusive never fails the check: it says why, and what would settle it, as a warning.
-    warnings:
-      judgement.verdict === 'inconclusive'
-        ? [
-            `not judged: the load generator saturated (${[input.head, input.base].flatMap((r) => r?.loadGenerator?.reasons ?? []).join('; ')}); give it more VUs (maxVUs), fewer runners per node or a larger runner`,
-          ]
-        : [],
+    // Inconclusive fails the check only with fail-on-inconclusive: it says why, and what would settle it.
+    warnings: judgement.verdict === 'inconclusive' ? [inconclusiveWarning(input, judgement)] : [],
   };
-  if (failing) {
-    const against = input.baseline.branch ? ` against ${input.baseline.branch}` : '';
+  const against = input.baseline.branch ? ` against ${input.baseline.branch}` : '';
+  if (failing)
     outcome.failure = `performance regressed${against}: ${judgement.comparison!.gatedRegressions.map(describeDelta).join('; ')}`;
-  }
+  else if (failingInconclusive)
+    outcome.failure = `performance ${inconclusiveWarning(input, judgement)}${against} (fail-on-inconclusive)`;
   return outcome;
 }
 
@@ -157,7 +173,8 @@ export function judgedOutcome(
  */
 export function scriptsOutcome(
   mode: ResolvedMode,
-  inputs: Pick<ReportActionInputs, 'failOnRegression'>,
+  inputs: Pick<ReportActionInputs, 'failOnRegression'> &
+    Partial<Pick<ReportActionInputs, 'failOnInconclusive'>>,
   parts: ScriptReportData[],
   rendered: Pick<RenderedScriptsReport, 'judgements' | 'verdict'>,
   errors: ScriptError[],
@@ -197,8 +214,9 @@ export function scriptsRunVerdict(verdicts: string[], errors: readonly unknown[]
 }
 
 /**
- * One regression in the `regressions` output. `base`, `head` and `delta` are in the result's
- * units: ms for latency, requests per second for rps, a fraction (0-1) for rates.
+ * One regression in the `regressions` output. `base`, `head`, `delta`, `interval` (`[low, high]`
+ * of the change) and `tolerance` are in the result's units: ms for latency, requests per second
+ * for rps, a fraction (0-1) for rates.
  */
 function regressionJson(d: MetricDelta) {
   return {
@@ -210,6 +228,8 @@ function regressionJson(d: MetricDelta) {
     deltaPercent: d.deltaPct,
     unit: d.unit === 'pp' ? 'fraction' : d.unit,
     gated: d.gated,
+    // Key metrics: the interval of the change (one-sided 95% bounds) and the tolerance it was held to.
+    ...(d.judgement ? { interval: d.judgement.interval, tolerance: d.judgement.tolerance } : {}),
   };
 }
 

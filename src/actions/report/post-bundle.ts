@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import type { CommentData } from '../../compare/verdict.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
@@ -12,7 +13,6 @@ import { findPullRequest } from '../../github/pulls.ts';
 import { firstIssue } from '../../inputs/parse.ts';
 import { scriptKey } from '../../inputs/scripts.ts';
 import { commentMarker, renderReportBodies } from '../../pr-comment/comment.ts';
-import type { CommentData } from '../../pr-comment/judge.ts';
 import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
 import { defaultTitle } from '../../pr-comment/sections.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';

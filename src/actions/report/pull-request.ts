@@ -1,4 +1,5 @@
 import type { BaseHistory, BaselineInfo } from '../../compare/baseline.ts';
+import type { CommentData, Judgement } from '../../compare/verdict.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
   BUNDLE_JSON_FILE,
@@ -11,7 +12,6 @@ import { findBaseline } from '../../github/baseline.ts';
 import type { GitHub } from '../../github/client.ts';
 import { commentMarker, type MarkerKey, renderReportBodies } from '../../pr-comment/comment.ts';
 import type { Fitted } from '../../pr-comment/fit.ts';
-import type { CommentData, Judgement } from '../../pr-comment/judge.ts';
 import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
 import { readRunResult } from '../../result/read-result.ts';

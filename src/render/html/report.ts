@@ -4,9 +4,10 @@ import { saturationWarning } from '../../result/health.ts';
 import type { GroupResult, RunResult } from '../../result/schema.ts';
 import type { Timeline } from '../../result/timeline-schema.ts';
 import { dashboardUrlFor } from '../dashboard.ts';
-import { type ChangeCell, changeCell, formatDelta, formatDeltaValue } from '../delta.ts';
+import { type ChangeCell, changeCell, formatDelta, formatDeltaInterval, formatSide } from '../delta.ts';
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
+import { headlineIntervals, intervalsNote } from '../uncertainty.ts';
 import { CLIENT_SCRIPT } from './client.ts';
 import { chartPage, escapeHtml } from './page.ts';
 
@@ -100,7 +101,12 @@ function thresholdsSection(result: RunResult): string {
 function keyFiguresSection(result: RunResult): string {
   const rows = keyMetrics(result).map(([k, v]) => [e(k), e(v)]);
   if (rows.length === 0) return '';
-  return `<section><h2>Key figures</h2>${table(['Metric', 'Global value'], rows, [false, true])}</section>`;
+  const intervals = headlineIntervals(result).map(([k, v]) => [e(k), e(v)]);
+  const sure =
+    intervals.length > 0
+      ? `<h3>How sure these figures are</h3>${table(['Figure', 'Value ± interval'], intervals, [false, true])}<p class="note">${e(intervalsNote(result))}</p>`
+      : '';
+  return `<section><h2>Key figures</h2>${table(['Metric', 'Global value'], rows, [false, true])}${sure}</section>`;
 }
 
 function timelineSection(timeline: Timeline | undefined): string {
@@ -227,18 +233,23 @@ function changeHtml(d: MetricDelta): string {
 
 function comparisonSection(comparison: Comparison | undefined, baselineLabel: string | undefined): string {
   if (!comparison) return '';
+  const judged = comparison.keyMetrics.some((d) => d.judgement);
+  // Key metrics with a judgement show each side's interval and the change's (src/compare/significance.ts).
   const row = (d: MetricDelta) => [
     d.id === 'submetric' ? `<code>${e(d.source)}</code>` : e(d.label),
-    e(formatDeltaValue(d, d.base)),
-    e(formatDeltaValue(d, d.head)),
+    e(formatSide(d, 'base')),
+    e(formatSide(d, 'head')),
     e(formatDelta(d)),
+    ...(judged ? [e(formatDeltaInterval(d) || '—')] : []),
     changeHtml(d),
   ];
   const heading = baselineLabel
     ? `Compared with the baseline (${e(baselineLabel)})`
     : 'Compared with the baseline';
-  const numeric = [false, true, true, true, false];
-  const head = ['Metric', 'Base', 'Head', 'Delta', 'Change'];
+  const numeric = judged ? [false, true, true, true, true, false] : [false, true, true, true, false];
+  const head = judged
+    ? ['Metric', 'Base', 'Head', 'Delta', 'Interval of Delta', 'Verdict']
+    : ['Metric', 'Base', 'Head', 'Delta', 'Change'];
   return [
     `<section><h2>${heading}</h2>`,
     table(head, comparison.keyMetrics.map(row), numeric),

@@ -2,6 +2,7 @@ import { DEFAULT_SUMMARY_TREND_STATS } from '../../result/build.ts';
 import { saturationWarning } from '../../result/health.ts';
 import type { MetricResult, RunResult, ThresholdRow } from '../../result/schema.ts';
 import { everyCheck, formatCount, formatMs, formatRate } from '../format.ts';
+import { headlineIntervals, intervalsNote } from '../uncertainty.ts';
 import { humanizeStat, nonTrendColumns, thresholdObserved } from './humanize.ts';
 import {
   alignTable,
@@ -255,6 +256,13 @@ export function renderTerminalReport(result: RunResult, options: TerminalReportO
   lines.push('', '', title('TOTAL RESULTS', p), '', ...checkLines(result, p));
   const metrics = metricLines(result, p);
   lines.push(...(metrics.length ? metrics : ['', `${INDENT}No metrics were collected.`]));
+  const intervals = headlineIntervals(result);
+  if (intervals.length > 0) {
+    const width = Math.max(...intervals.map(([k]) => k.length)) + 2;
+    lines.push('', '', title('HOW SURE (in-run confidence intervals)', p), '');
+    for (const [k, v] of intervals) lines.push(`${dotted(terminalText(k), width, p)} ${v}`);
+    lines.push('', `${INDENT}${intervalsNote(result)}`);
+  }
   lines.push(
     '',
     '',

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { compareResults } from '../../../src/compare/compare.ts';
-import { applyHistory } from '../../../src/compare/history.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
-import { type CommentData, judge } from '../../../src/pr-comment/judge.ts';
+import { applySignificance } from '../../../src/compare/significance.ts';
+import { type CommentData, judge } from '../../../src/compare/verdict.ts';
 import { renderSections } from '../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
 import { makeResult } from '../../support/results.ts';
@@ -32,27 +32,39 @@ function data(head: RunResult, base: RunResult, history: RunResult[]): CommentDa
   };
 }
 
-describe('the noise gate in the comparison', () => {
-  it('does not count a change that the fixed rule calls a regression when the history says it is normal', () => {
-    // The baseline run happened to be the fastest; head at 45 ms is +25% on it, but normal on main.
+describe('the history in the three-way verdict: its spread is the between-run noise', () => {
+  it('does not call a change a regression when the history shows the machine moves that much: inconclusive, settled by A/B rounds', () => {
+    // The baseline run happened to be the fastest; head at 45 ms is +25% on it, but within what
+    // main's runs wander (1.4826 × MAD = 4.45 ms, about 11%).
     const base = makeResult({ p95: 36 });
     const head = makeResult({ p95: 45 });
     const fixed = compareResults(base, head, options);
     expect(fixed.gatedRegressions.map((d) => d.id)).toEqual(['p95']);
-    const judged = applyHistory(fixed, noisy);
+    const judged = applySignificance(fixed, head, base, noisy);
     const p95 = judged.keyMetrics.find((d) => d.id === 'p95')!;
+    expect(p95.judgement).toMatchObject({ verdict: 'inconclusive', noise: { source: 'history' } });
+    expect(p95.judgement!.noise.betweenRunSd).toBeCloseTo(1.4826 * 3, 6);
+    expect(p95.judgement!.settle).toMatch(/^A\/B rounds/);
     expect(p95.change).toBe('unchanged');
-    expect(p95.noise).toMatchObject({ method: 'history', regressed: false, outsideRange: false });
     expect(judged.gatedRegressions).toEqual([]);
-    // The table still shows the delta against the baseline run, and says why it does not count.
-    expect(p95.base).toBe(36);
-    const sections = renderSections(data(head, base, noisy), judge(data(head, base, noisy)), '');
+    const j = judge(data(head, base, noisy));
+    expect(j.verdict).toBe('inconclusive');
+    expect(j.inconclusiveBecause).toBe('uncertain');
+    // The table shows the delta against the baseline run and judges that same number.
+    const sections = renderSections(data(head, base, noisy), j, '');
+    expect(sections.find((s) => s.id === 'key-metrics')!.text).toMatch(
+      /\| Latency p95 \(gate\) \| 36\.00ms \| 45\.00ms \| \+9\.00ms \(\+25\.0%\) \| [^|]+ \| 🟠 inconclusive \|/,
+    );
     expect(sections.find((s) => s.id === 'key-metrics')!.text).toContain(
-      "| Latency p95 (gate) | 36.00ms | 45.00ms | +9.00ms (+25.0%) | ⚪ within the history's normal range |",
+      '- Latency p95: no in-run interval (older results) + between-run noise ±12.4% (spread of 10 base-branch runs)',
+    );
+    // The trend says against what it computes its percentage, and what the verdict judged.
+    expect(sections.find((s) => s.id === 'trend')!.text).toContain(
+      "**Latency p95** +9.8% against the history's median 41.00ms; against the baseline run +9.00ms (+25.0%): 🟠 inconclusive",
     );
   });
 
-  it('counts a change outside the normal range and beyond the floors, and names the method in the verdict', () => {
+  it('counts a change well beyond the history spread, and names the level and the interval in the verdict', () => {
     const base = makeResult({ p95: 41 });
     const head = makeResult({ p95: 60 });
     const input = data(head, base, noisy);
@@ -60,12 +72,12 @@ describe('the noise gate in the comparison', () => {
     expect(j.verdict).toBe('regressed');
     expect(j.comparison!.gatedRegressions.map((d) => d.id)).toEqual(['p95']);
     const header = renderSections(input, j, '')[0]!.text;
-    expect(header).toContain(
-      '**🔴 Performance regressed** against `main`: Latency p95 +46.3% (history: median 41.00ms, normal range 27.66ms–54.34ms over 10 runs).',
+    expect(header).toMatch(
+      /\*\*🔴 Regressed\*\* against `main` at 99% confidence: Latency p95 \+19\.00ms \(\+46\.3%\), interval \+\d+\.\d+ms … \+\d+\.\d+ms \(tolerance 4\.10ms\)/,
     );
   });
 
-  it('keeps the fixed rule below the minimum history, and leaves out runs from another environment', () => {
+  it('uses the default between-run noise below the minimum history, and leaves out runs from another environment', () => {
     const base = makeResult({ p95: 36 });
     const head = makeResult({ p95: 45 });
     const elsewhere = NOISY_P95.slice(0, 7).map((p95) => makeResult({ p95, environment: { runners: 8 } }));
@@ -74,20 +86,24 @@ describe('the noise gate in the comparison', () => {
     expect(j.historyExcluded).toBe(7);
     expect(j.history).toHaveLength(3);
     expect(j.verdict).toBe('regressed');
-    expect(j.comparison!.keyMetrics.find((d) => d.id === 'p95')!.noise).toBeUndefined();
+    const p95 = j.comparison!.keyMetrics.find((d) => d.id === 'p95')!;
+    expect(p95.judgement!.noise.source).toBe('default');
+    expect(p95.judgement!.noise.betweenRunSd).toBeCloseTo(0.02 * 36, 9);
     const trend = renderSections(input, j, '').find((s) => s.id === 'trend')!.text;
     expect(trend).toContain(
-      "With 3 comparable runs (5 needed for the history's normal range) the gate compares with the baseline run and its tolerances.",
+      'With 3 comparable runs (5 needed to measure the between-run noise) the verdict uses the default between-run noise.',
     );
     expect(trend).toContain('7 runs left out: another environment (runners, image, script…).');
   });
 
-  it('judges RPS on its good side: only a drop below the range counts', () => {
+  it('judges RPS on its good side: only a drop counts', () => {
     const history = [400, 390, 410, 405, 395, 400].map((rps) => makeResult({ rps }));
     const base = makeResult({ rps: 400 });
-    const up = applyHistory(compareResults(base, makeResult({ rps: 520 }), options), history);
+    const upHead = makeResult({ rps: 520 });
+    const up = applySignificance(compareResults(base, upHead, options), upHead, base, history);
     expect(up.keyMetrics.find((d) => d.id === 'rps')!.change).toBe('better');
-    const down = applyHistory(compareResults(base, makeResult({ rps: 300 }), options), history);
+    const downHead = makeResult({ rps: 300 });
+    const down = applySignificance(compareResults(base, downHead, options), downHead, base, history);
     expect(down.gatedRegressions.map((d) => d.id)).toEqual(['rps']);
   });
 });

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { judgedOutcome } from '../../../src/actions/report/outcome.ts';
 import type { BaselineInfo } from '../../../src/compare/baseline.ts';
 import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
+import { type CommentData, judge } from '../../../src/compare/verdict.ts';
 import { commentMarker, renderReportBodies } from '../../../src/pr-comment/comment.ts';
 import { COMMENT_LIMIT, fitSections, measureChars } from '../../../src/pr-comment/fit.ts';
-import { type CommentData, judge } from '../../../src/pr-comment/judge.ts';
 import { renderSections } from '../../../src/pr-comment/sections.ts';
 import type { RunResult } from '../../../src/result/schema.ts';
 import { makeResult } from '../../support/results.ts';
@@ -50,15 +50,28 @@ describe('the comment', () => {
     const lines = body.split('\n');
     expect(lines[0]).toBe(marker);
     expect(lines[1]).toBe('### k6 load test');
+    // The verdict, its level and its reason on the first line under the heading.
     expect(lines[3]).toBe(
-      '**🔴 Performance regressed** against `main`: Latency p95 +13.00ms (+59.1%) (worse beyond tolerance).',
+      '**🔴 Regressed** against `main` at 99% confidence: Latency p95 +13.00ms (+59.1%), interval +11.98ms … +14.02ms (tolerance 2.20ms): beyond the tolerance and not explained by the noise.',
     );
-    expect(body).toContain('| Latency p95 (gate) | 22.00ms | 35.00ms | +13.00ms (+59.1%) | 🔴 worse |');
+    // These fixtures carry no in-run interval (older results): the default between-run noise
+    // (2% for p95: sd of Δ = √2 × 0.44 ms, one-sided 95% bounds ± 1.645 × 0.62 ms) judges alone.
     expect(body).toContain(
-      '| Requests per second (gate) | 400.0/s | 420.0/s | +20.0/s (+5.0%) | ⚪ within tolerance |',
+      '| Latency p95 (gate) | 22.00ms | 35.00ms | +13.00ms (+59.1%) | +11.98ms … +14.02ms (tolerance 2.20ms) | 🔴 regressed |',
     );
-    expect(body).toContain('| Latency p90 | 18.00ms | 18.00ms | ±0ms (±0.0%) | ⚪ within tolerance |');
-    expect(body).toContain('| Error rate (gate) | 0.10% | 0.10% | ±0.00 pp (±0.0%) | ⚪ within tolerance |');
+    expect(body).toContain(
+      '| Requests per second (gate) | 400.0/s | 420.0/s | +20.0/s (+5.0%) | +10.7/s … +29.3/s (tolerance 40.0/s) | ⚪ no regression |',
+    );
+    expect(body).toContain(
+      '| Latency p90 | 18.00ms | 18.00ms | ±0ms (±0.0%) | −837µs … +837µs (tolerance 1.80ms) | ⚪ no regression |',
+    );
+    // Rates carry their counts: Wilson's interval of 60 failures in 60,000 requests.
+    expect(body).toContain(
+      '| Error rate (gate) | 0.10% ± 0.03 pp | 0.10% ± 0.03 pp | ±0.00 pp (±0.0%) | −0.04 pp … +0.04 pp (tolerance 0.10 pp) | ⚪ no regression |',
+    );
+    expect(body).toContain(
+      '- Latency p95: no in-run interval (older results) + between-run noise ±2.0% (default floor, no history)',
+    );
     expect(body).toContain(
       '**Baseline:** [run 501](https://github.com/o/r/actions/runs/501) on `main` at `aaaaaaa`, the merge-base of this pull request.',
     );
@@ -68,7 +81,7 @@ describe('the comment', () => {
   it('shows the thresholds verdict of the run apart from the regression verdict', () => {
     const body = renderReportBodies(input(makeResult({ verdict: 'failed' }), makeResult()), marker).comment
       .text;
-    expect(body).toContain('**🟢 No performance regression** against `main`');
+    expect(body).toContain('**🟢 No regression** against `main` at 95% confidence');
     expect(body).toContain('**This run (its own thresholds):** **❌ failed** · `examples/quickstart.js`');
     expect(body).toContain('#### Thresholds of this run (judged on the aggregate of all runners)');
     expect(body).toContain('| `http_req_duration` | `p(95)<500` | 22.00ms | ❌ fail |');
@@ -128,7 +141,7 @@ describe('the comment', () => {
     expect(r.comment.text).toContain('> [!WARNING]');
     expect(r.comment.text).toContain('> - runners: `2` → `4`');
     expect(r.comment.text).toContain(
-      '| Latency p95 | 22.00ms | 80.00ms | +58.00ms (+263.6%) | 🟠 worse (not judged) |',
+      '| Latency p95 | 22.00ms | 80.00ms | +58.00ms (+263.6%) | +56.98ms … +59.02ms (tolerance 2.20ms) | 🟠 worse (not judged) |',
     );
   });
 
@@ -178,11 +191,12 @@ describe('the comment', () => {
     expect(tags).toEqual(new Set(['!', 'details', 'summary', 'sub']));
     expect(body).not.toMatch(/\n# h/);
     const tableRows = cellCounts(body);
-    // Every row of every table has the cells of its header: 5 (deltas), 4 (thresholds, checks), 7 (runners).
-    expect(new Set(tableRows)).toEqual(new Set([5, 4, 7]));
+    // Every row of every table has the cells of its header: 6 (key metrics), 5 (submetrics), 4
+    // (thresholds, checks), 7 (runners).
+    expect(new Set(tableRows)).toEqual(new Set([6, 5, 4, 7]));
     for (const line of body.split('\n').filter((l) => l.startsWith('|'))) {
       const n = line.split(/(?<!\\)\|/).length - 2;
-      expect([4, 5, 7]).toContain(n);
+      expect([4, 5, 6, 7]).toContain(n);
     }
   });
 

@@ -9,6 +9,7 @@ import {
 } from '../../../src/result/history-entry.ts';
 import { parseRunResult } from '../../../src/result/read-result.ts';
 import { makeResult } from '../../support/results.ts';
+import { simulatedResult } from '../../support/samples.ts';
 
 const ORIGIN = {
   key: 'api',
@@ -42,7 +43,7 @@ describe('a history entry', () => {
       type: 'trend',
       contains: 'time',
       values: {
-        count: 6000,
+        count: 60000,
         avg: 11,
         min: 1,
         max: 120,
@@ -79,5 +80,25 @@ describe('a history entry', () => {
       '2025-12-31T23-00-00Z-501-2.json',
     ]);
     expect([...names].sort()).toEqual([...names].reverse());
+  });
+});
+
+describe('a history entry of a result with in-run intervals', () => {
+  it('keeps them, and gives them back as the result the comparison reads', () => {
+    const result = simulatedResult(21, { n: 2000, meanMs: 4 });
+    const entry = historyEntry(result, {
+      key: 'default',
+      branch: 'main',
+      sha: 'a'.repeat(40),
+      repository: 'o/r',
+      workflowRunId: 7,
+      runAttempt: 1,
+      storedAt: '2026-01-10T08:00:20.000Z',
+    });
+    expect(historyEntrySchema.parse(JSON.parse(JSON.stringify(entry))).uncertainty).toEqual(
+      result.uncertainty,
+    );
+    expect(entryAsResult(entry).uncertainty).toEqual(result.uncertainty);
+    expect(JSON.stringify(entry.uncertainty).length).toBeLessThan(4000);
   });
 });

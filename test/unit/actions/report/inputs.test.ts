@@ -15,6 +15,7 @@ describe('report action inputs', () => {
       tolerances: DEFAULT_TOLERANCES,
       scriptChange: 'gate',
       failOnRegression: true,
+      failOnInconclusive: false,
       commentAuthor: 'github-actions[bot]',
       historyRuns: 10,
       historyBranchRead: 'fallback',

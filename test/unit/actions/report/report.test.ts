@@ -153,6 +153,13 @@ describe('mode comment', () => {
           deltaPercent: 40,
           unit: 'ms',
           gated: false,
+          // No in-run intervals in these fixtures: the default 2% between-run noise alone,
+          // Δ ± 1.645 × √2 × 0.2 ms.
+          interval: [
+            expect.closeTo(4 - 1.645 * Math.SQRT2 * 0.2, 2),
+            expect.closeTo(4 + 1.645 * Math.SQRT2 * 0.2, 2),
+          ],
+          tolerance: 1,
         },
         {
           metric: 'p95',
@@ -163,6 +170,11 @@ describe('mode comment', () => {
           deltaPercent: (13 / 22) * 100,
           unit: 'ms',
           gated: true,
+          interval: [
+            expect.closeTo(13 - 1.645 * Math.SQRT2 * 0.44, 2),
+            expect.closeTo(13 + 1.645 * Math.SQRT2 * 0.44, 2),
+          ],
+          tolerance: expect.closeTo(2.2, 9),
         },
       ].sort((a, b) => Number(b.gated) - Number(a.gated)),
     );
@@ -171,13 +183,13 @@ describe('mode comment', () => {
       ['warning', 'k6 regression: Latency p50'],
     ]);
     expect(posted()).toContain('<!-- k6-distributed:report workflow=perf job=load-test key=default -->');
-    expect(posted()).toContain('**🔴 Performance regressed** against `master`');
+    expect(posted()).toContain('**🔴 Regressed** against `master` at 99% confidence');
     expect(summaries).toEqual([posted()]);
     expect(scope.isDone()).toBe(true);
     expect(blob.isDone()).toBe(true);
   });
 
-  it('reads the history of the base branch: skips and counts missing and expired results, and lets the noise gate judge', async () => {
+  it('reads the history of the base branch: skips and counts missing and expired results, and its spread judges', async () => {
     const { deps, logs } = setup();
     const scope = nock(API);
     const newest = [506, 505, 504, 503, 502, 501, 500].map((id) =>
@@ -206,19 +218,23 @@ describe('mode comment', () => {
       blobs.push(serveArtifact(scope, run + 6500, { [RESULT_FILE]: JSON.stringify(makeResult({ p95 })) }));
     }
     const posted = nockNewComment(scope, 78);
-    // +22.7% and +5 ms on the baseline run: a regression by the fixed rule, normal by the history.
+    // +22.7% and +5 ms on the baseline run: beyond the tolerance, but the history's spread
+    // (1.4826 × MAD = 2.97 ms) makes one run unable to tell: inconclusive, which does not fail.
     const input = await inputs(makeResult({ p95: 27 }), { 'history-runs': '5' });
     const outcome = await report(input, deps);
-    expect(outcome.outputs.verdict).toBe('passed');
+    expect(outcome.outputs.verdict).toBe('inconclusive');
+    expect(outcome.warnings.join('\n')).toMatch(
+      /^inconclusive: Latency p95 \+5\.00ms \(\+22\.7%\), interval .* could be within or beyond the tolerance; settle it with A\/B rounds/m,
+    );
     expect(outcome.failure).toBeUndefined();
     expect(logs).toContain('history: 5 of 5 runs read, 2 skipped');
     expect(posted()).toContain('Trend of the gated metrics over the last 5 successful runs of `master`');
     expect(posted()).toContain('2 runs skipped: result artifact missing or expired.');
     expect(posted()).toContain(
-      "| Latency p95 (gate) | 22.00ms | 27.00ms | +5.00ms (+22.7%) | ⚪ within the history's normal range |",
+      '| Latency p95 (gate) | 22.00ms | 27.00ms | +5.00ms (+22.7%) | −1.90ms … +11.90ms (tolerance 2.20ms) | 🟠 inconclusive |',
     );
     expect(posted()).toContain(
-      '**Latency p95 +22.7% (history: median 22.00ms, normal range 13.10ms–30.90ms over 5 runs)**',
+      "**Latency p95** +22.7% against the history's median 22.00ms; against the baseline run +5.00ms (+22.7%): 🟠 inconclusive",
     );
     // Oldest first, this PR last.
     expect(posted()).toContain(
@@ -330,7 +346,7 @@ describe('mode comment', () => {
         level: 'warning',
         title: 'k6 regression: Requests per second',
         message:
-          'Requests per second 400.0/s -> 300.0/s (-100.0/s (-25.0%)), beyond the tolerance of 10% and 1/s (not gated)',
+          'Requests per second 400.0/s -> 300.0/s (-100.0/s (-25.0%)); interval of the change −109.3/s … −90.7/s (tolerance 40.0/s); noise: no in-run interval (older results) + between-run noise ±1.0% (default floor, no history) (not gated)',
       },
     ]);
     expect(scope.isDone()).toBe(true);
@@ -492,7 +508,9 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
     // Under the verdict: the head figures are the fork's run's, as it reported them.
     const note = forkNote(`https://github.com/${OWNER}/${REPO}/actions/runs/9000`);
-    expect(posted).toContain(`(+59.1%) (worse beyond tolerance).\n\n${note}\n`);
+    expect(posted).toContain(
+      `(tolerance 2.20ms): beyond the tolerance and not explained by the noise.\n\n${note}\n`,
+    );
     // The same report as the PR run's job summary, but for the marker line and that note.
     const trusted = posted.replace(`\n\n${note}`, '');
     expect(trusted.slice(trusted.indexOf('\n'))).toBe(pr.summaries[0]!.slice(pr.summaries[0]!.indexOf('\n')));
@@ -605,7 +623,9 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     const outcome = await report(await inputs(makeResult(), { mode: 'post-bundle' }), post.deps);
     const posted = postedBody();
     expect(outcome.outputs).toMatchObject({ verdict: 'regressed', 'baseline-run-id': '501' });
-    expect(posted).toContain('**🔴 Performance regressed** against `master`: Latency p95 +13.00ms (+59.1%)');
+    expect(posted).toContain(
+      '**🔴 Regressed** against `master` at 99% confidence: Latency p95 +13.00ms (+59.1%)',
+    );
     expect(posted).toContain('| Latency p95 (gate) | 22.00ms | 35.00ms |');
     expect(posted).toContain(`[run 501](https://github.com/${OWNER}/${REPO}/actions/runs/501)`);
     expect(posted).not.toContain('777');

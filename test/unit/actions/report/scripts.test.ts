@@ -161,9 +161,9 @@ describe('mode comment with two scripts', () => {
     // One comment: the sticky comment of the key, updated in place; the summary is the same report.
     expect(posted.startsWith(`${MARKER}\n## k6 load test · 2 scripts`)).toBe(true);
     expect(posted.match(/<!--/g)).toHaveLength(1);
-    expect(posted).toContain('**🔴 Performance regressed** in 1 of 2 scripts.');
-    expect(posted).toContain('| `load/api.js` | 🟢 No performance regression | ✅ passed |');
-    expect(posted).toContain('| `load/checkout.js` | 🔴 Performance regressed | ✅ passed |');
+    expect(posted).toContain('**🔴 Regressed** in 1 of 2 scripts.');
+    expect(posted).toContain('| `load/api.js` | 🟢 No regression | ✅ passed |');
+    expect(posted).toContain('| `load/checkout.js` | 🔴 Regressed | ✅ passed |');
     // Each script's own report under its path (escaped as markdown: `load/api.js` shows as is).
     const api = posted.indexOf('### load/api.js');
     const checkout = posted.indexOf('### load/checkout.js');
@@ -354,7 +354,7 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
         '<!-- k6-distributed:report workflow=perf job=comment key=default -->\n## k6 load test · 3 scripts',
       ),
     ).toBe(true);
-    expect(posted).toContain('| `load/checkout.js` | 🔴 Performance regressed | ✅ passed |');
+    expect(posted).toContain('| `load/checkout.js` | 🔴 Regressed | ✅ passed |');
     expect(posted).toContain('| `load/broken.js` | — | ❌ no result: preflight: k6 archive failed |');
     expect(posted).not.toContain('evil.example');
     expect(posted).not.toContain('not this');
