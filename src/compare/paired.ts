@@ -5,7 +5,13 @@ import type {
   PairedMetric,
   PairedVerdictWord,
 } from '../result/ab-schema.ts';
-import { DEFAULT_GATE, DEFAULT_TOLERANCES, type Direction, type MetricId, type Tolerances } from './judgement.ts';
+import {
+  DEFAULT_GATE,
+  DEFAULT_TOLERANCES,
+  type Direction,
+  type MetricId,
+  type Tolerances,
+} from './judgement.ts';
 import { studentTQuantile } from './student-t.ts';
 
 /**
@@ -207,5 +213,13 @@ export function judgePairedRounds(
       : gated.length
         ? 'every gated metric stays within its tolerance'
         : 'no metric is gated';
-  return { reference: 'paired rounds', level, rounds: rounds.length, pairs: pairs.length, verdict, reason, metrics };
+  return {
+    reference: 'paired rounds',
+    level,
+    rounds: rounds.length,
+    pairs: pairs.length,
+    verdict,
+    reason,
+    metrics,
+  };
 }

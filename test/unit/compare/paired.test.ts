@@ -21,7 +21,12 @@ const figures = (p95: number, extra: Partial<AbFigures> = {}): AbFigures => ({
 
 /** k rounds in ABBA order; `p95Of(side, i)` gives each round's p95 in ms. */
 function rounds(k: number, p95Of: (side: AbSide, i: number) => number): PairedRoundInput[] {
-  return abba(k).map((side, i) => ({ round: i + 1, side, figures: figures(p95Of(side, i)), saturated: false }));
+  return abba(k).map((side, i) => ({
+    round: i + 1,
+    side,
+    figures: figures(p95Of(side, i)),
+    saturated: false,
+  }));
 }
 
 /** A fixed "noise" sequence in ±4%, so that the tests do not depend on a random seed. */
@@ -61,8 +66,16 @@ describe('judgePairedRounds', () => {
     expect(p95.high).toBeLessThan(1.6);
     expect(p95.limit).toBeCloseTo(1.1, 10);
     expect(p95.changes).toHaveLength(3);
-    expect(p95.reason).toMatch(/^B is worse by \+\d+\.\d% \(95% interval \+\d+\.\d% to \+\d+\.\d%\), beyond the \+10\.0% tolerance$/);
-    expect(j).toMatchObject({ reference: 'paired rounds', level: 0.95, rounds: 6, pairs: 3, verdict: 'regressed' });
+    expect(p95.reason).toMatch(
+      /^B is worse by \+\d+\.\d% \(95% interval \+\d+\.\d% to \+\d+\.\d%\), beyond the \+10\.0% tolerance$/,
+    );
+    expect(j).toMatchObject({
+      reference: 'paired rounds',
+      level: 0.95,
+      rounds: 6,
+      pairs: 3,
+      verdict: 'regressed',
+    });
     expect(j.reason).toContain('Latency p95');
   });
 
@@ -79,7 +92,9 @@ describe('judgePairedRounds', () => {
     const j = judgePairedRounds(rounds(2, (side) => (side === 'B' ? 14 : 10)));
     expect(j.verdict).toBe('inconclusive');
     expect(j.pairs).toBe(1);
-    expect(j.metrics.find((m) => m.id === 'p95')!.reason).toMatch(/at least 2 pairs \(4 rounds\); run more rounds/);
+    expect(j.metrics.find((m) => m.id === 'p95')!.reason).toMatch(
+      /at least 2 pairs \(4 rounds\); run more rounds/,
+    );
   });
 
   it('judges 4 rounds whose pairs disagree as inconclusive, saying more rounds would settle it', () => {
@@ -125,7 +140,11 @@ describe('judgePairedRounds', () => {
 
   it('a saturated round on either side makes every metric inconclusive, even a clear regression', () => {
     const input = rounds(6, (side) => (side === 'B' ? 20 : 10));
-    input[3] = { ...input[3]!, saturated: true, saturationReasons: ['runner 0 dropped 12 of 200 iterations (6.0%)'] };
+    input[3] = {
+      ...input[3]!,
+      saturated: true,
+      saturationReasons: ['runner 0 dropped 12 of 200 iterations (6.0%)'],
+    };
     const j = judgePairedRounds(input);
     expect(j.verdict).toBe('inconclusive');
     for (const m of j.metrics) expect(m.verdict).toBe('inconclusive');

@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunConfig } from '../config.ts';
+import { ConfigurationError } from '../errors.ts';
+import type { AbSide } from '../result/ab-schema.ts';
+import type { RunResult } from '../result/schema.ts';
+import type { RunDependencies } from './index.ts';
+
+/**
+ * Interleaved A/B rounds: K full distributed runs of one script, alternating the base (A) and the
+ * head (B) in ABBA blocks (A B B A, A B B A, …) on the same backend and runners, each round the
+ * whole pipeline of {@link runTest} (src/run/index.ts). The two sides differ only by what
+ * {@link AbSideSpec} gives each: environment variables (`-e KEY=VALUE`, e.g. two `BASE_URL`s) and
+ * extra k6 flags. A round lasts as long as the script's own test (its scenarios' durations); a
+ * shorter or longer round is the script's business (e.g. `-e DURATION=30s` for a script that reads
+ * it), so both sides always run the same load. The judgement is src/compare/paired.ts.
+ */
+
+/** What one side adds to the common k6 flags. */
+export interface AbSideSpec {
+  /** How reports name it, e.g. `base` or `head`. */
+  label: string;
+  /** Environment variables for k6 (`-e KEY=VALUE`). */
+  env: Record<string, string>;
+  /** Extra k6 flags for this side only, after the common ones (so they win). */
+  k6Args: string[];
+}
+
+/** The rounds to run. */
+export interface AbSpec {
+  /** K: an even number of rounds, at least 2. */
+  rounds: number;
+  a: AbSideSpec;
+  b: AbSideSpec;
+}
+
+/** One finished round and its run's whole result. */
+export interface AbRoundRun {
+  /** 1-based running order and ABBA block. */
+  round: number;
+  block: number;
+  side: AbSide;
+  result: RunResult;
+}
+
+/** The side of each of K rounds in ABBA order: `abOrder(6)` = A B B A A B. */
+export function abOrder(rounds: number): AbSide[] {
+  return Array.from({ length: rounds }, (_, i) => (['A', 'B', 'B', 'A'] as const)[i % 4]!);
+}
+
+/**
+ * Checks K, as the user wrote its flag or input (`--rounds`, `ab-rounds`), before any load.
+ * @returns K as a number.
+ * @throws ConfigurationError naming the flag: not a whole number, below 2, or odd (a round left
+ *   without its pair would be run for nothing).
+ */
+export function parseRounds(text: string, flag: string): number {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) throw new ConfigurationError(`${flag}: "${text}" is not a whole number of rounds`);
+  const k = Number(t);
+  if (k < 2 || k % 2 !== 0)
+    throw new ConfigurationError(
+      `${flag}: ${k} rounds; give an even number of at least 2 (the rounds are judged in A-B pairs), e.g. 6`,
+    );
+  return k;
+}
+
+/**
+ * Parses `KEY=VALUE` environment entries, as the user wrote them after `flag`.
+ * @throws ConfigurationError naming the flag when an entry has no `=` or an empty key.
+ */
+export function parseEnvEntries(entries: readonly string[], flag: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw new ConfigurationError(`${flag}: "${entry}" is not KEY=VALUE`);
+    env[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  return env;
+}
+
+/**
+ * Checks that the two sides differ: an A/B run of one version against itself judges nothing.
+ * @throws ConfigurationError naming `flags` (e.g. `--a-env/--b-env`).
+ */
+export function checkSidesDiffer(spec: AbSpec, flags: string): void {
+  const same =
+    JSON.stringify(Object.entries(spec.a.env).sort()) === JSON.stringify(Object.entries(spec.b.env).sort()) &&
+    JSON.stringify(spec.a.k6Args) === JSON.stringify(spec.b.k6Args);
+  if (same) throw new ConfigurationError(`${flags}: A and B are the same; give each side its own value`);
+}
+
+/** The k6 flags of one side's round: the common ones, then the side's, then its `-e` entries. */
+export function sideK6Args(common: readonly string[], side: AbSideSpec): string[] {
+  return [...common, ...side.k6Args, ...Object.entries(side.env).flatMap(([k, v]) => ['-e', `${k}=${v}`])];
+}
+
+/**
+ * Runs the K rounds one after the other through `runTest`, each writing its result into a private
+ * temp folder (removed at the end); no report, HTML or JUnit file per round. A round whose test
+ * was interrupted ends the rounds: the ones run so far are returned with `interrupted`.
+ * @param config the common configuration; its `k6Args` are the flags both sides share.
+ * @param runTest src/run/index.ts `runTest` (injected, so the actions can give theirs).
+ * @throws what runTest throws (bad input in the first round, before any load; a start failure).
+ */
+export async function runAbRounds(
+  config: RunConfig,
+  spec: AbSpec,
+  deps: RunDependencies,
+  runTest: (config: RunConfig, deps: RunDependencies) => Promise<RunResult>,
+): Promise<{ rounds: AbRoundRun[]; interrupted: boolean }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-ab-'));
+  const rounds: AbRoundRun[] = [];
+  // Each round is its own run with its own id (the `k6d_run` tag of its samples).
+  const { runId: _runId, ...roundDeps } = deps;
+  try {
+    for (const [i, side] of abOrder(spec.rounds).entries()) {
+      if (deps.signal?.aborted) return { rounds, interrupted: true };
+      const sideSpec = side === 'A' ? spec.a : spec.b;
+      deps.log.info(`A/B round ${i + 1} of ${spec.rounds}: ${side} (${sideSpec.label})`);
+      const { reportPath: _r, htmlPath: _h, junitPath: _j, ...common } = config;
+      const result = await runTest(
+        {
+          ...common,
+          k6Args: sideK6Args(config.k6Args, sideSpec),
+          resultPath: path.join(dir, `round-${i + 1}-${side}.json`),
+        },
+        roundDeps,
+      );
+      rounds.push({ round: i + 1, block: Math.floor(i / 4) + 1, side, result });
+      if (result.failureKinds?.includes('interrupted')) return { rounds, interrupted: true };
+    }
+    return { rounds, interrupted: false };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

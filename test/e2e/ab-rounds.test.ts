@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
+import { type AbResult, abResultSchema } from '../../src/result/ab-schema.ts';
+import { runCli, writeScript } from '../support/cli.ts';
+
+/*
+ * Interleaved A/B rounds from the CLI, with real k6 processes on the local backend: two real HTTP
+ * targets on 127.0.0.1 stand for the base and the head deployment, the head answering 8 times
+ * slower (40 ms against 5 ms). Four rounds of 2.5 s each, two runners per round. Each target records
+ * when it was hit, so the running order is checked from the targets' side, not only from the result.
+ */
+const SCRIPT = `
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = {
+  scenarios: {
+    s: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '2500ms', preAllocatedVUs: 8, maxVUs: 20 },
+  },
+};
+export default function () {
+  const res = http.get(__ENV.BASE_URL + '/slow?ms=' + __ENV.SERVICE_MS);
+  check(res, { 'status is 200': (r) => r.status === 200 });
+}
+`;
+
+/** How many requests a target saw between two ISO 8601 times. */
+const hitsBetween = (target: RecordingTarget, from: string, to: string) =>
+  target.arrivals.filter((x) => x.at >= Date.parse(from) - 50 && x.at <= Date.parse(to) + 50).length;
+
+describe('k6-distributed ab', () => {
+  it('runs 4 rounds in ABBA order and judges the slower head regressed on paired rounds', async () => {
+    const script = writeScript(SCRIPT);
+    const dir = path.dirname(script);
+    const [a, b] = [await startNodeTarget(), await startNodeTarget()];
+    const run = await runCli(
+      [
+        'ab',
+        script,
+        '--rounds',
+        '4',
+        '--runners',
+        '2',
+        '--a-env',
+        `BASE_URL=${a.url}`,
+        '--a-env',
+        'SERVICE_MS=5',
+        '--b-env',
+        `BASE_URL=${b.url}`,
+        '--b-env',
+        'SERVICE_MS=40',
+        '--out',
+        path.join(dir, 'ab.json'),
+        '--report',
+        path.join(dir, 'ab.md'),
+        '--progress-interval',
+        '1',
+      ],
+      { cwd: dir },
+    ).finally(() => Promise.all([a.stop(), b.stop()]));
+    // Regressed: exit 1.
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(
+      /A\/B round 1 of 4: A \(base\)[\s\S]*round 2 of 4: B \(head\)[\s\S]*round 4 of 4: A/,
+    );
+
+    const ab: AbResult = abResultSchema.parse(JSON.parse(readFileSync(path.join(dir, 'ab.json'), 'utf8')));
+    expect(ab).toMatchObject({ schema: 'k6-distributed/ab@1', order: 'ABBA', runners: 2, backend: 'local' });
+    expect(ab.rounds.map((r) => [r.round, r.block, r.side])).toEqual([
+      [1, 1, 'A'],
+      [2, 1, 'B'],
+      [3, 1, 'B'],
+      [4, 1, 'A'],
+    ]);
+    for (const [i, r] of ab.rounds.entries()) {
+      // From the targets' side: during each round only its side's target was hit.
+      const [own, other] = r.side === 'A' ? [a, b] : [b, a];
+      expect(hitsBetween(own, r.startedAt, r.endedAt), `round ${r.round}`).toBe(r.figures.requests);
+      expect(hitsBetween(other, r.startedAt, r.endedAt), `round ${r.round}`).toBe(0);
+      // The rounds ran one after the other.
+      if (i > 0) expect(Date.parse(r.startedAt)).toBeGreaterThan(Date.parse(ab.rounds[i - 1]!.endedAt));
+      expect(r.figures.requests).toBeGreaterThan(60);
+      expect(r.figures.requests).toBeLessThanOrEqual(101);
+      expect(r.figures.checks).toBe(1);
+      expect(r.figures['error-rate']).toBe(0);
+      for (const key of ['rps', 'p50', 'p90', 'p95', 'p99'] as const)
+        expect(r.figures[key]).toBeGreaterThan(0);
+      // The head's target answers after 40 ms, the base's after 5.
+      if (r.side === 'B') expect(r.figures.p50).toBeGreaterThan(39);
+      else expect(r.figures.p50).toBeLessThan(30);
+    }
+    // Each target saw exactly its own rounds' requests.
+    const requestsOf = (side: 'A' | 'B') =>
+      ab.rounds.filter((r) => r.side === side).reduce((s, r) => s + r.figures.requests!, 0);
+    expect(a.arrivals.length).toBe(requestsOf('A'));
+    expect(b.arrivals.length).toBe(requestsOf('B'));
+    expect(ab.a).toMatchObject({ label: 'base', env: { BASE_URL: a.url, SERVICE_MS: '5' }, rounds: 2 });
+    expect(ab.b).toMatchObject({ label: 'head', env: { BASE_URL: b.url, SERVICE_MS: '40' }, rounds: 2 });
+    expect(ab.b.aggregate.p95! / ab.a.aggregate.p95!).toBeGreaterThan(2);
+
+    expect(ab.paired).toMatchObject({
+      reference: 'paired rounds',
+      level: 0.95,
+      rounds: 4,
+      pairs: 2,
+      verdict: 'regressed',
+    });
+    const p95 = ab.paired.metrics.find((m) => m.id === 'p95')!;
+    expect(p95).toMatchObject({ verdict: 'regressed', scale: 'log', gated: true });
+    expect(p95.changes).toHaveLength(2);
+    expect(p95.low).toBeGreaterThan(1.1);
+
+    // The markdown: stdout and --report carry the paired section.
+    const md = readFileSync(path.join(dir, 'ab.md'), 'utf8');
+    expect(run.stdout).toContain('### 🔴 A/B rounds: regressed');
+    expect(md).toContain('## 🔴 A/B rounds: regressed');
+    expect(md).toContain(
+      'Reference: **paired rounds**. 4 rounds (K = 4, 2 A-B pairs) in ABBA order on 2 local runners',
+    );
+    expect(md).toMatch(
+      /\| Latency p95 \| [\d.]+ms \| [\d.]+ms \| \+\d+\.\d% \| \+\d+\.\d% to \+\d+\.\d% \| \+\d+\.\d% \| 🔴 regressed \|/,
+    );
+    expect(md).toContain(
+      '| Metric | A (median) | B (median) | Median B/A | 95% interval | Tolerance | Verdict |',
+    );
+    expect(md).toMatch(/\| 3 \| 1 \| B \| \d{4}-/);
+    // The tolerance shown is the one judged: 10%, or the 1 ms floor over A's p95 when that is more.
+    expect(md).toContain(`| +${(Math.max(0.1, 1 / ab.a.aggregate.p95!) * 100).toFixed(1)}% | 🔴 regressed |`);
+  });
+
+  it('refuses an odd number of rounds before any load, naming the flag', async () => {
+    const script = writeScript(SCRIPT);
+    const target = await startNodeTarget();
+    const run = await runCli([
+      'ab',
+      script,
+      '--rounds',
+      '3',
+      '--a-env',
+      `BASE_URL=${target.url}`,
+      '--b-env',
+      `BASE_URL=${target.url}/b`,
+    ]).finally(() => target.stop());
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(/--rounds: 3 rounds; give an even number of at least 2/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(target.arrivals).toHaveLength(0);
+  });
+
+  it('refuses two identical sides', async () => {
+    const script = writeScript(SCRIPT);
+    const run = await runCli([
+      'ab',
+      script,
+      '--a-env',
+      'BASE_URL=http://127.0.0.1:1',
+      '--b-env',
+      'BASE_URL=http://127.0.0.1:1',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--a-env\/--b-env \(or --a-k6-args\/--b-k6-args\): A and B are the same/);
+  });
+});
