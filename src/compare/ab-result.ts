@@ -114,3 +114,19 @@ export function buildAbResult(input: AbResultInput): AbResult {
     ...(input.interrupted ? { interrupted: true } : {}),
   };
 }
+
+/**
+ * The same A/B result judged again from its rounds alone: each side's medians and the paired
+ * judgement recomputed with `judging` (the privileged report step's own gate, tolerances and level,
+ * when the rounds came from a fork's run), every other field kept.
+ */
+export function rejudgeAb(ab: AbResult, judging: PairedOptions): AbResult {
+  const aggregate = (side: AbSide) =>
+    medianFigures(ab.rounds.filter((r) => r.side === side).map((r) => r.figures));
+  return {
+    ...ab,
+    a: { ...ab.a, rounds: ab.rounds.filter((r) => r.side === 'A').length, aggregate: aggregate('A') },
+    b: { ...ab.b, rounds: ab.rounds.filter((r) => r.side === 'B').length, aggregate: aggregate('B') },
+    paired: judgePairedRounds(ab.rounds, judging),
+  };
+}

@@ -139,7 +139,7 @@ export const abResultSchema = z.object({
   endedAt: z.string(),
   a: abSideSchema,
   b: abSideSchema,
-  rounds: z.array(abRoundSchema),
+  rounds: z.array(abRoundSchema).max(1000),
   paired: pairedJudgementSchema,
   /** `true` when the rounds were interrupted before all K ran (the judgement is over those that did). */
   interrupted: z.boolean().optional(),
