@@ -133,20 +133,16 @@ async function abCommand(script: string, extra: string[], flags: AbFlags, log: L
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const s of signals) process.on(s, onSignal);
   try {
-    const ran = await runAbRounds(
-      config,
-      spec,
-      {
-        createBackend: (k6, workDir) =>
-          new LocalBackend(k6, workDir, {
-            onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
-          }),
-        log,
-        signal: controller.signal,
-        inputNames: RUN_CONFIG_FLAGS,
-      },
-      runTest,
-    );
+    const deps = {
+      createBackend: (k6: string, workDir: string) =>
+        new LocalBackend(k6, workDir, {
+          onConsole: (runner, line) => process.stderr.write(`[runner ${runner}] ${line}\n`),
+        }),
+      log,
+      signal: controller.signal,
+      inputNames: RUN_CONFIG_FLAGS,
+    };
+    const ran = await runAbRounds(config, spec, deps, (round) => runTest(round, deps));
     if (!ran.rounds.length) throw new RunError('interrupted', 'interrupted before the first round');
     const ab: AbResult = buildAbResult({ script, a: spec.a, b: spec.b, ...ran, judging });
     await writeOutputFile(flags.out, `${JSON.stringify(ab, null, 2)}\n`);

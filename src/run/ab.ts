@@ -97,37 +97,33 @@ export function sideK6Args(common: readonly string[], side: AbSideSpec): string[
 }
 
 /**
- * Runs the K rounds one after the other through `runTest`, each writing its result into a private
- * temp folder (removed at the end); no report, HTML or JUnit file per round. A round whose test
- * was interrupted ends the rounds: the ones run so far are returned with `interrupted`.
+ * Runs the K rounds one after the other through `runRound` (src/run/index.ts `runTest` with the
+ * caller's backend), each writing its result into a private temp folder (removed at the end); no
+ * report, HTML or JUnit file per round. A round whose test was interrupted ends the rounds: the
+ * ones run so far are returned with `interrupted`.
  * @param config the common configuration; its `k6Args` are the flags both sides share.
- * @param runTest src/run/index.ts `runTest` (injected, so the actions can give theirs).
- * @throws what runTest throws (bad input in the first round, before any load; a start failure).
+ * @param runRound runs one round's configuration (each round is a run with its own run id).
+ * @throws what runRound throws (bad input in the first round, before any load; a start failure).
  */
 export async function runAbRounds(
   config: RunConfig,
   spec: AbSpec,
-  deps: RunDependencies,
-  runTest: (config: RunConfig, deps: RunDependencies) => Promise<RunResult>,
+  deps: Pick<RunDependencies, 'log' | 'signal'>,
+  runRound: (config: RunConfig) => Promise<RunResult>,
 ): Promise<{ rounds: AbRoundRun[]; interrupted: boolean }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-ab-'));
   const rounds: AbRoundRun[] = [];
-  // Each round is its own run with its own id (the `k6d_run` tag of its samples).
-  const { runId: _runId, ...roundDeps } = deps;
   try {
     for (const [i, side] of abOrder(spec.rounds).entries()) {
       if (deps.signal?.aborted) return { rounds, interrupted: true };
       const sideSpec = side === 'A' ? spec.a : spec.b;
       deps.log.info(`A/B round ${i + 1} of ${spec.rounds}: ${side} (${sideSpec.label})`);
       const { reportPath: _r, htmlPath: _h, junitPath: _j, ...common } = config;
-      const result = await runTest(
-        {
-          ...common,
-          k6Args: sideK6Args(config.k6Args, sideSpec),
-          resultPath: path.join(dir, `round-${i + 1}-${side}.json`),
-        },
-        roundDeps,
-      );
+      const result = await runRound({
+        ...common,
+        k6Args: sideK6Args(config.k6Args, sideSpec),
+        resultPath: path.join(dir, `round-${i + 1}-${side}.json`),
+      });
       rounds.push({ round: i + 1, block: Math.floor(i / 4) + 1, side, result });
       if (result.failureKinds?.includes('interrupted')) return { rounds, interrupted: true };
     }

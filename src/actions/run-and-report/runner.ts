@@ -109,7 +109,7 @@ export async function run(): Promise<void> {
     process.off('SIGTERM', onSignal);
   }
   cancelled ||= ran?.cancelled ?? false;
-  const withResult = ran?.runs.some((r) => r.result) ?? false;
+  const withResult = ran?.runs.some((r) => r.result || r.ab) ?? false;
 
   if (!inputs.report || !ran || !withResult || cancelled) {
     if (inputs.report)

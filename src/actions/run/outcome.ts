@@ -2,6 +2,7 @@ import type { RunConfig } from '../../config.ts';
 import { K6_METRIC } from '../../k6/metrics.ts';
 import type { Logger } from '../../log.ts';
 import type { ReportOptions } from '../../render/markdown.ts';
+import type { AbResult } from '../../result/ab-schema.ts';
 import type { RunResult } from '../../result/schema.ts';
 import type { RunDependencies } from '../../run/index.ts';
 import { runFailure, type StepFailure } from '../common/failure.ts';
@@ -83,8 +84,10 @@ export interface ScriptRun {
   script: string;
   /** Where its result JSON is written (and the report reads it). */
   resultPath: string;
-  /** Absent when the script produced no result (then `error` says why). */
+  /** Absent when the script produced no result (then `error` says why), and with `ab`. */
   result?: RunResult;
+  /** With `ab-rounds`: the A/B result written at `resultPath` (src/actions/run/ab.ts). */
+  ab?: AbResult;
   error?: string;
 }
 
