@@ -162,7 +162,7 @@ function judgeMetric(
   let reason: string;
   if (mean - half > 0 && mean > limitW) {
     verdict = 'regressed';
-    reason = `B is worse by ${changeText(shown(mean), def.scale)} (${interval}), beyond ${limitText}`;
+    reason = `B is worse by a mean ${changeText(shown(mean), def.scale)} (${interval}), beyond ${limitText}`;
   } else if (mean + half <= limitW) {
     verdict = 'no regression';
     reason = `the ${interval} stays within ${limitText}`;

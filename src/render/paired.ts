@@ -52,6 +52,17 @@ function describeSide(side: AbSideResult): string {
   return `${escapeMarkdown(side.label)}${parts.length ? ` (${parts.join(' ')})` : ''}`;
 }
 
+/**
+ * The verdict and its level, with the reason when the list under the table does not give it (a
+ * saturated round, every metric within its tolerance).
+ */
+function verdictLine(ab: AbResult): string {
+  const p = ab.paired;
+  const listed =
+    p.metrics.some((m) => m.gated && m.verdict !== 'no regression') && !ab.rounds.some((r) => r.saturated);
+  return `**${p.verdict}** at the ${levelText(p.level)} level${listed ? ', by the metrics listed under the table' : `: ${escapeMarkdown(p.reason)}`}.`;
+}
+
 /** The level as a percentage: 0.95 -> `95%`. */
 const levelText = (level: number) => `${Math.round(level * 1000) / 10}%`;
 
@@ -67,7 +78,7 @@ export function renderPairedSection(ab: AbResult, options: { heading?: string } 
   const lines = [
     `${options.heading ?? '###'} ${pairedHeadline(ab)}`,
     '',
-    `**${p.verdict}** at the ${levelText(p.level)} level: ${escapeMarkdown(p.reason)}.`,
+    verdictLine(ab),
     '',
     `Reference: **paired rounds**. ${p.rounds} rounds (K = ${p.rounds}, ${p.pairs} A-B pairs) in ABBA order ` +
       `on ${ab.runners} ${escapeMarkdown(ab.backend)} runners; each change is B against A within a pair, ` +

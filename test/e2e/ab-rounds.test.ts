@@ -1,9 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import nock from 'nock';
 import { describe, expect, it } from 'vitest';
+import { parseReportInputs } from '../../src/actions/report/inputs.ts';
+import { report } from '../../src/actions/report/report.ts';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { type AbResult, abResultSchema } from '../../src/result/ab-schema.ts';
-import { runCli, writeScript } from '../support/cli.ts';
+import { ROOT, runCli, writeScript } from '../support/cli.ts';
+import { API, nockNewComment, prContext, testGitHub } from '../support/github.ts';
+import { tempDir } from '../support/temp.ts';
 
 /*
  * Interleaved A/B rounds from the CLI, with real k6 processes on the local backend: two real HTTP
@@ -125,6 +130,42 @@ describe('k6-distributed ab', () => {
       '| Metric | A (median) | B (median) | Median B/A | 95% interval | Tolerance | Verdict |',
     );
     expect(md).toMatch(/\| 3 \| 1 \| B \| \d{4}-/);
+
+    // The PR comment from this real A/B result: the report action in mode comment, GitHub's REST
+    // API as nock (only the comment's calls: no baseline is looked up).
+    nock.disableNetConnect();
+    try {
+      const posted = nockNewComment(nock(API), 60);
+      const outcome = await report(
+        parseReportInputs({ 'github-token': 'ghs_test', result: path.join(dir, 'ab.json'), mode: 'comment' }),
+        {
+          gh: testGitHub(),
+          transfer: {
+            uploadArtifact: () => Promise.reject(new Error('no upload')),
+            downloadArtifact: () => Promise.reject(new Error('no download')),
+          },
+          token: 'ghs_test',
+          ctx: prContext(),
+          log: () => {},
+          writeSummary: async () => {},
+          tempDir: async (prefix) => tempDir(prefix),
+        },
+      );
+      expect(outcome.outputs.verdict).toBe('regressed');
+      expect(outcome.failure).toMatch(
+        /^performance regressed on paired A\/B rounds: Latency p95: B is worse by a mean /,
+      );
+      const comment = posted();
+      expect(comment).toContain('### 🔴 A/B rounds: regressed');
+      expect(comment).toContain('Reference: **paired rounds**. 4 rounds (K = 4, 2 A-B pairs)');
+      expect(nock.isDone()).toBe(true);
+      const output = path.join(ROOT, 'test', '.output', 'pr-report');
+      mkdirSync(output, { recursive: true });
+      writeFileSync(path.join(output, 'ab-comment.md'), comment);
+    } finally {
+      nock.cleanAll();
+      nock.enableNetConnect();
+    }
     // The tolerance shown is the one judged: 10%, or the 1 ms floor over A's p95 when that is more.
     expect(md).toContain(`| +${(Math.max(0.1, 1 / ab.a.aggregate.p95!) * 100).toFixed(1)}% | 🔴 regressed |`);
   });

@@ -6,7 +6,7 @@ import { commentMarker, fitBodies } from '../../pr-comment/comment.ts';
 import type { Fitted } from '../../pr-comment/fit.ts';
 import { defaultTitle } from '../../pr-comment/sections.ts';
 import { escapeMarkdown } from '../../render/format.ts';
-import { renderPairedSection } from '../../render/paired.ts';
+import { pairedHeadline, renderPairedSection } from '../../render/paired.ts';
 import { AB_RESULT_SCHEMA, type AbResult, abResultSchema } from '../../result/ab-schema.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';
 import type { ReportActionInputs } from './inputs.ts';
@@ -58,7 +58,10 @@ export function renderAbBodies(
   title: string,
   note?: string,
 ): { comment: Fitted; summary: Fitted } {
-  const header = `## ${escapeMarkdown(title)}${note ? `\n\n${note}` : ''}`;
+  // The first line says the verdict, its level and its reference.
+  const p = ab.paired;
+  const verdict = `${pairedHeadline(ab).split(' ')[0]} ${p.verdict} on paired A/B rounds (${p.rounds} rounds, ${Math.round(p.level * 1000) / 10}% level)`;
+  const header = `## ${escapeMarkdown(title)}: ${verdict}${note ? `\n\n${note}` : ''}`;
   return fitBodies(
     [
       { id: 'header', text: header },

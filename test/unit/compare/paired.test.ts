@@ -67,7 +67,7 @@ describe('judgePairedRounds', () => {
     expect(p95.limit).toBeCloseTo(1.1, 10);
     expect(p95.changes).toHaveLength(3);
     expect(p95.reason).toMatch(
-      /^B is worse by \+\d+\.\d% \(95% interval \+\d+\.\d% to \+\d+\.\d%\), beyond the \+10\.0% tolerance$/,
+      /^B is worse by a mean \+\d+\.\d% \(95% interval \+\d+\.\d% to \+\d+\.\d%\), beyond the \+10\.0% tolerance$/,
     );
     expect(j).toMatchObject({
       reference: 'paired rounds',

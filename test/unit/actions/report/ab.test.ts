@@ -99,12 +99,12 @@ describe('the report action on an A/B result', () => {
       'comment-url': `https://github.com/${OWNER}/${REPO}/pull/2#issuecomment-77`,
     });
     expect(outcome.failure).toMatch(
-      /^performance regressed on paired A\/B rounds: Latency p95: B is worse by \+5\d\.\d%/,
+      /^performance regressed on paired A\/B rounds: Latency p95: B is worse by a mean \+5\d\.\d%/,
     );
     const body = posted();
     expect(
       body.startsWith(
-        '<!-- k6-distributed:report workflow=perf job=load-test key=default -->\n## k6 load test',
+        '<!-- k6-distributed:report workflow=perf job=load-test key=default -->\n## k6 load test: 🔴 regressed on paired A/B rounds (6 rounds, 95% level)\n',
       ),
     ).toBe(true);
     expect(body).toContain('### 🔴 A/B rounds: regressed');
