@@ -189,6 +189,20 @@ describe('k6-distributed ab', () => {
     expect(target.arrivals).toHaveLength(0);
   });
 
+  it.each([
+    [['--level', '95'], '--level: "95" is not a fraction between 0 and 1, e.g. 0.95'],
+    [['--tolerances', 'p97: 5%'], '--tolerances: unknown metric "p97"'],
+    [['--gate', 'p95,p97'], '--gate: unknown metric "p97"'],
+    [['--a-env', 'BASE_URL'], '--a-env: "BASE_URL" is not KEY=VALUE'],
+    [['--b-k6-args', '--tag "x'], '--b-k6-args: '],
+  ])('refuses %o before any load, in one line naming the flag', async (flags, message) => {
+    const script = writeScript(SCRIPT);
+    const run = await runCli(['ab', script, '--a-env', 'X=1', '--b-env', 'X=2', ...flags]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain(message);
+  });
+
   it('refuses two identical sides', async () => {
     const script = writeScript(SCRIPT);
     const run = await runCli([
