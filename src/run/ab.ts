@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunConfig } from '../config.ts';
-import { ConfigurationError } from '../errors.ts';
+import { ConfigurationError, RunError } from '../errors.ts';
 import type { AbSide } from '../result/ab-schema.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { RunDependencies } from './index.ts';
@@ -99,8 +99,8 @@ export function sideK6Args(common: readonly string[], side: AbSideSpec): string[
 /**
  * Runs the K rounds one after the other through `runRound` (src/run/index.ts `runTest` with the
  * caller's backend), each writing its result into a private temp folder (removed at the end); no
- * report, HTML or JUnit file per round. A round whose test was interrupted ends the rounds: the
- * ones run so far are returned with `interrupted`.
+ * report, HTML or JUnit file per round. An interruption (during a round's test, or before its
+ * start once a round has run) ends the rounds: the ones run so far are returned with `interrupted`.
  * @param config the common configuration; its `k6Args` are the flags both sides share.
  * @param runRound runs one round's configuration (each round is a run with its own run id).
  * @throws what runRound throws (bad input in the first round, before any load; a start failure).
@@ -119,11 +119,19 @@ export async function runAbRounds(
       const sideSpec = side === 'A' ? spec.a : spec.b;
       deps.log.info(`A/B round ${i + 1} of ${spec.rounds}: ${side} (${sideSpec.label})`);
       const { reportPath: _r, htmlPath: _h, junitPath: _j, ...common } = config;
-      const result = await runRound({
-        ...common,
-        k6Args: sideK6Args(config.k6Args, sideSpec),
-        resultPath: path.join(dir, `round-${i + 1}-${side}.json`),
-      });
+      let result: RunResult;
+      try {
+        result = await runRound({
+          ...common,
+          k6Args: sideK6Args(config.k6Args, sideSpec),
+          resultPath: path.join(dir, `round-${i + 1}-${side}.json`),
+        });
+      } catch (error) {
+        // Interrupted before this round's start: the rounds already run are kept.
+        if (error instanceof RunError && error.kind === 'interrupted' && rounds.length > 0)
+          return { rounds, interrupted: true };
+        throw error;
+      }
       rounds.push({ round: i + 1, block: Math.floor(i / 4) + 1, side, result });
       if (result.failureKinds?.includes('interrupted')) return { rounds, interrupted: true };
     }
