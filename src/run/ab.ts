@@ -3,9 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunConfig } from '../config.ts';
 import { ConfigurationError, RunError } from '../errors.ts';
+import { resolveK6Binary } from '../k6/binary.ts';
 import type { AbSide } from '../result/ab-schema.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { RunDependencies } from './index.ts';
+import { preflight } from './preflight.ts';
 
 /**
  * Interleaved A/B rounds: K full distributed runs of one script, alternating the base (A) and the
@@ -97,20 +99,57 @@ export function sideK6Args(common: readonly string[], side: AbSideSpec): string[
 }
 
 /**
+ * The preflight (`k6 archive` + `k6 inspect`, src/run/preflight.ts) of one side's round, run and
+ * thrown away: a side whose flags or environment k6 refuses is found before any load, not after
+ * the other side's first round.
+ * @throws ConfigurationError from the preflight, prefixed with the side, e.g. `B (head): k6 args: …`.
+ */
+export async function preflightSide(
+  config: RunConfig,
+  side: AbSide,
+  label: string,
+  spec: AbSideSpec,
+): Promise<void> {
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-ab-preflight-'));
+  try {
+    await preflight({
+      k6Binary: resolveK6Binary(config.k6Binary),
+      script: config.script,
+      k6Args: sideK6Args(config.k6Args, spec),
+      workDir,
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw new ConfigurationError(
+      `${side} (${label}): ${error.message}`,
+      error.k6ExitCode === undefined ? {} : { k6ExitCode: error.k6ExitCode },
+    );
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Runs the K rounds one after the other through `runRound` (src/run/index.ts `runTest` with the
  * caller's backend), each writing its result into a private temp folder (removed at the end); no
  * report, HTML or JUnit file per round. An interruption (during a round's test, or before its
  * start once a round has run) ends the rounds: the ones run so far are returned with `interrupted`.
  * @param config the common configuration; its `k6Args` are the flags both sides share.
  * @param runRound runs one round's configuration (each round is a run with its own run id).
- * @throws what runRound throws (bad input in the first round, before any load; a start failure).
+ * @param checkSide checks one side before any round runs; default {@link preflightSide}.
+ * @throws what checkSide throws (either side's bad flags, before any load); what runRound throws
+ *   (a start failure).
  */
 export async function runAbRounds(
   config: RunConfig,
   spec: AbSpec,
   deps: Pick<RunDependencies, 'log' | 'signal'>,
   runRound: (config: RunConfig) => Promise<RunResult>,
+  checkSide: typeof preflightSide = preflightSide,
 ): Promise<{ rounds: AbRoundRun[]; interrupted: boolean }> {
+  // Both sides' preflights before the first round: neither side's mistake costs the other's load.
+  await checkSide(config, 'A', spec.a.label, spec.a);
+  await checkSide(config, 'B', spec.b.label, spec.b);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'k6-distributed-ab-'));
   const rounds: AbRoundRun[] = [];
   try {

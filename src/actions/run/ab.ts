@@ -69,8 +69,12 @@ export async function runAbStep(
   jobSummary: boolean,
   deps: RunActionDeps,
 ): Promise<RunActionOutcome> {
-  const ran = await runAbRounds(config, inputs.ab, { log: deps.log, signal: deps.signal }, (round) =>
-    runScript(inputs, round, runIds, deps.log, deps),
+  const ran = await runAbRounds(
+    config,
+    inputs.ab,
+    { log: deps.log, signal: deps.signal },
+    (round) => runScript(inputs, round, runIds, deps.log, deps),
+    deps.checkAbSide,
   );
   if (!ran.rounds.length)
     return {

@@ -4,6 +4,7 @@ import type { Logger } from '../../log.ts';
 import type { ReportOptions } from '../../render/markdown.ts';
 import type { AbResult } from '../../result/ab-schema.ts';
 import type { RunResult } from '../../result/schema.ts';
+import type { preflightSide } from '../../run/ab.ts';
 import type { RunDependencies } from '../../run/index.ts';
 import { runFailure, type StepFailure } from '../common/failure.ts';
 import type { RunActionInputs } from './inputs.ts';
@@ -60,6 +61,11 @@ export interface RunActionDeps {
   backends: BackendFactory;
   /** Runs one distributed test: src/run/index.ts `runTest` (its own tests cover it). */
   runTest(config: RunConfig, deps: RunDependencies): Promise<RunResult>;
+  /**
+   * Checks one side of A/B rounds before any round runs: src/run/ab.ts `preflightSide` (a real k6
+   * preflight) unless a test gives another.
+   */
+  checkAbSide?: typeof preflightSide;
   /**
    * Whether the run's report goes to the job summary; default the `job-summary` input (the root
    * action turns it off when its report writes the summary).

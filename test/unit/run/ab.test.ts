@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../../src/config.ts';
 import { parseRunConfig } from '../../../src/config.ts';
-import { RunError } from '../../../src/errors.ts';
+import { ConfigurationError, RunError } from '../../../src/errors.ts';
 import { silentLogger } from '../../../src/log.ts';
 import { type AbSpec, abOrder, parseEnvEntries, parseRounds, runAbRounds } from '../../../src/run/ab.ts';
 import { makeResult } from '../../support/results.ts';
@@ -24,6 +24,9 @@ const CONFIG = parseRunConfig({
   reportPath: 'r.md',
   htmlPath: 'r.html',
 });
+
+/** No preflight: these tests run no k6 (the preflight of each side is checked below and in e2e). */
+const noCheck = async () => {};
 
 describe('abOrder', () => {
   it('is ABBA, block after block', () => {
@@ -52,11 +55,17 @@ describe('parseRounds and parseEnvEntries', () => {
 describe('runAbRounds', () => {
   it("runs each round with the common flags then its side's, a result file of its own, no report", async () => {
     const seen: RunConfig[] = [];
-    const ran = await runAbRounds(CONFIG, SPEC, { log: silentLogger }, async (c) => {
-      seen.push(c);
-      expect(existsSync(path.dirname(c.resultPath))).toBe(true);
-      return makeResult();
-    });
+    const ran = await runAbRounds(
+      CONFIG,
+      SPEC,
+      { log: silentLogger },
+      async (c) => {
+        seen.push(c);
+        expect(existsSync(path.dirname(c.resultPath))).toBe(true);
+        return makeResult();
+      },
+      noCheck,
+    );
     expect(ran.interrupted).toBe(false);
     expect(ran.rounds.map((r) => `${r.round}${r.side}${r.block}`)).toEqual([
       '1A1',
@@ -83,16 +92,27 @@ describe('runAbRounds', () => {
   });
 
   it('keeps the rounds run so far when a round is interrupted, during its test or before its start', async () => {
-    const during = await runAbRounds(CONFIG, SPEC, { log: silentLogger }, async (c) =>
-      c.resultPath.includes('round-3') ? makeResult({}, { failureKinds: ['interrupted'] }) : makeResult(),
+    const during = await runAbRounds(
+      CONFIG,
+      SPEC,
+      { log: silentLogger },
+      async (c) =>
+        c.resultPath.includes('round-3') ? makeResult({}, { failureKinds: ['interrupted'] }) : makeResult(),
+      noCheck,
     );
     expect(during).toMatchObject({ interrupted: true });
     expect(during.rounds).toHaveLength(3);
     let n = 0;
-    const before = await runAbRounds(CONFIG, SPEC, { log: silentLogger }, async () => {
-      if (++n === 3) throw new RunError('interrupted', 'interrupted before the start');
-      return makeResult();
-    });
+    const before = await runAbRounds(
+      CONFIG,
+      SPEC,
+      { log: silentLogger },
+      async () => {
+        if (++n === 3) throw new RunError('interrupted', 'interrupted before the start');
+        return makeResult();
+      },
+      noCheck,
+    );
     expect(before).toMatchObject({ interrupted: true });
     expect(before.rounds).toHaveLength(2);
     // Before the first round, there is nothing to keep: the error goes on.
@@ -101,5 +121,25 @@ describe('runAbRounds', () => {
         Promise.reject(new RunError('interrupted', 'x')),
       ),
     ).rejects.toThrow('x');
+  });
+
+  it("checks both sides before the first round: B's mistake costs no A round", async () => {
+    const order: string[] = [];
+    await expect(
+      runAbRounds(
+        CONFIG,
+        SPEC,
+        { log: silentLogger },
+        async () => {
+          order.push('round');
+          return makeResult();
+        },
+        async (_c, side) => {
+          order.push(side);
+          if (side === 'B') throw new ConfigurationError('B (head): k6 args: --paused cannot be given');
+        },
+      ),
+    ).rejects.toThrow('B (head): k6 args: --paused cannot be given');
+    expect(order).toEqual(['A', 'B']);
   });
 });

@@ -22,6 +22,8 @@ describe('the run action with ab-rounds', () => {
       { script: 'load.js', runners: '2', 'ab-rounds': '4', ...AB },
       { 'load.js': { runners: [{}, {}] } },
     );
+    // No k6 preflight here (the harness fakes the orchestration); test/e2e/ab-rounds.test.ts runs it.
+    h.deps.checkAbSide = async () => {};
     const seen: RunConfig[] = [];
     const runTest = h.deps.runTest;
     h.deps.runTest = (config, d) => {
