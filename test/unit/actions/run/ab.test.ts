@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readRunInputs } from '../../../../src/actions/run/inputs.ts';
+import { checkAbReportMode } from '../../../../src/actions/run-and-report/inputs.ts';
 import type { RunConfig } from '../../../../src/config.ts';
 import { abResultSchema } from '../../../../src/result/ab-schema.ts';
 import { harness } from './support/harness.ts';
@@ -77,5 +78,16 @@ describe('the run action with ab-rounds', () => {
   ])('refuses %o before any run: %s', (inputs, message) => {
     const given: Record<string, string> = { script: 'load.js', ...inputs };
     expect(() => readRunInputs((name) => given[name] ?? '')).toThrow(message);
+  });
+});
+
+describe('the root action with ab-rounds', () => {
+  it('refuses report mode store before any runner starts; comment, bundle and no report are fine', () => {
+    expect(() => checkAbReportMode(true, 'store')).toThrow(
+      'ab-rounds: A/B rounds are reported on a pull request (report mode comment or bundle)',
+    );
+    for (const mode of ['comment', 'bundle', undefined])
+      expect(() => checkAbReportMode(true, mode)).not.toThrow();
+    expect(() => checkAbReportMode(false, 'store')).not.toThrow();
   });
 });
