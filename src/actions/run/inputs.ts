@@ -97,6 +97,10 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
   );
   const dashboardUrl = parseDashboardUrl(own['dashboard-url']);
   const ab = readAbInputs(get);
+  if (ab && config.junitPath)
+    throw new ConfigurationError(
+      'junit-path: A/B rounds write one A/B result and no JUnit report; leave junit-path empty',
+    );
   return {
     config,
     backend: own.backend,

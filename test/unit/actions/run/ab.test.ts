@@ -75,6 +75,10 @@ describe('the run action with ab-rounds', () => {
     ],
     [{ 'ab-rounds': '4', 'ab-a-env': 'nope' }, 'ab-a-env: "nope" is not KEY=value'],
     [{ 'ab-rounds': '4', 'ab-b-k6-args': '--tag "x' }, 'ab-b-k6-args: '],
+    [
+      { 'ab-rounds': '4', ...AB, 'junit-path': 'k6.xml' },
+      'junit-path: A/B rounds write one A/B result and no JUnit report',
+    ],
   ])('refuses %o before any run: %s', (inputs, message) => {
     const given: Record<string, string> = { script: 'load.js', ...inputs };
     expect(() => readRunInputs((name) => given[name] ?? '')).toThrow(message);
