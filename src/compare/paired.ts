@@ -25,7 +25,7 @@ import { studentTQuantile } from './student-t.ts';
  * that are often 0). Their mean gets a two-sided Student t interval at `level` (n - 1 degrees of
  * freedom, n pairs). With `tol` the metric's tolerance (the larger of its relative one and its
  * absolute floor over A's median, as judgeChange counts a change only beyond both):
- * - `regressed`: the interval excludes no change on the worse side (significant at the level) and
+ * - `regressed`: the whole interval lies on the worse side of no change (significant at the level) and
  *   the mean change is worse than the tolerance;
  * - `no regression`: the interval's worse end lies within the tolerance;
  * - `inconclusive`: anything else (more rounds would narrow the interval), and always when fewer
