@@ -29,7 +29,8 @@ import { studentTQuantile } from './student-t.ts';
  *   the mean change is worse than the tolerance;
  * - `no regression`: the interval's worse end lies within the tolerance;
  * - `inconclusive`: anything else (more rounds would narrow the interval), and always when fewer
- *   than 2 pairs were made, a figure is missing, or any round's load generator saturated.
+ *   than 2 pairs were made, a figure is missing from some rounds, or any round's load generator
+ *   saturated. A metric no round measured (a script without checks) is not gated.
  */
 
 /** One round as the judgement needs it. */
@@ -118,6 +119,9 @@ function judgeMetric(
     reason,
   });
   const values = pairs.map(([a, b]) => [a.figures[def.id], b.figures[def.id]] as const);
+  // Not measured at all (a script without checks): nothing to judge, and it decides nothing.
+  if (values.every(([a, b]) => a === undefined && b === undefined))
+    return { ...inconclusive('not measured in any round'), gated: false };
   const usable = values.every(
     ([a, b]) => a !== undefined && b !== undefined && (def.scale === 'difference' || (a > 0 && b > 0)),
   );

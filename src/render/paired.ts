@@ -80,7 +80,7 @@ export function renderPairedSection(ab: AbResult, options: { heading?: string } 
     '',
     verdictLine(ab),
     '',
-    `Reference: **paired rounds**. ${p.rounds} rounds (K = ${p.rounds}, ${p.pairs} A-B pairs) in ABBA order ` +
+    `Reference: **paired rounds**. ${p.rounds} rounds (K = ${p.rounds}, ${p.pairs} A-B pair${p.pairs === 1 ? '' : 's'}) in ABBA order ` +
       `on ${ab.runners} ${escapeMarkdown(ab.backend)} runners; each change is B against A within a pair, ` +
       `with a ${levelText(p.level)} Student t interval over the pairs: latency and RPS as ratios B/A, ` +
       'error rate and checks as differences B − A in percentage points.',

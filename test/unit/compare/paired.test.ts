@@ -161,6 +161,17 @@ describe('judgePairedRounds', () => {
     expect(j.verdict).toBe('no regression');
   });
 
+  it('a metric no round measured (a script without checks) is not gated and decides nothing', () => {
+    const input = rounds(6, () => 10).map((r) => ({ ...r, figures: { ...r.figures, checks: undefined } }));
+    const j = judgePairedRounds(input);
+    expect(j.metrics.find((m) => m.id === 'checks')).toMatchObject({
+      verdict: 'inconclusive',
+      gated: false,
+      reason: 'not measured in any round',
+    });
+    expect(j.verdict).toBe('no regression');
+  });
+
   it('a stricter level widens the interval', () => {
     const input = rounds(6, (side, i) => (side === 'B' ? 12 : 10) * wobble(i));
     const at = (level: number) => judgePairedRounds(input, { level }).metrics.find((m) => m.id === 'p95')!;
