@@ -1,11 +1,11 @@
 // A/B rounds on real runs: the real CLI (`k6-distributed ab`, 2 local runners, real k6) against a
 // local target whose service time is exponential with a mean of 4 ms × FACTOR, A at FACTOR 1 and
 // B at 1.00 (A/A), 1.10, 1.20, or 1.00 with a load generator made to saturate (B's maxVUs 2). Each
-// trial is K = 6 rounds (A B B A A B) of 4 s at 100 requests/s; its verdict is the paired one
+// trial is K = 6 rounds (A B B A A B) of ROUND s (default 4) at 100 requests/s; its verdict is the paired one
 // (src/compare/paired.ts) at the default 95% level, tolerances and gate. A smoke-size measurement
 // of the mode (a few trials per cell), not the calibration (bench/calibration*.ts).
-// Prints and writes bench/results/ab-rounds.{json,md}.
-// Usage: node bench/ab-rounds.ts [trials per cell, default 3]
+// Prints and writes bench/results/ab-rounds-<ROUND>s.{json,md}.
+// Usage: node bench/ab-rounds.ts [trials per cell, default 3] [ROUND: seconds per round, default 4]
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -17,13 +17,14 @@ import type { AbResult } from '../src/result/ab-schema.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TRIALS = Number(process.argv[2] ?? 3);
 const K = 6;
+const ROUND_S = Number(process.argv[3] ?? 4);
 const work = mkdtempSync(path.join(os.tmpdir(), 'k6d-ab-bench-'));
 
 const SCRIPT = `
 import http from 'k6/http';
 const MAX = Number(__ENV.MAXVUS || 40);
 export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 100, timeUnit: '1s',
-  duration: '4s', preAllocatedVUs: Math.min(20, MAX), maxVUs: MAX } } };
+  duration: '${ROUND_S}s', preAllocatedVUs: Math.min(20, MAX), maxVUs: MAX } } };
 const F = Number(__ENV.FACTOR);
 export default function () {
   const ms = Math.round(-Math.log(1 - Math.random()) * 4 * F);
@@ -107,7 +108,7 @@ const rows = Object.entries(results).map(([cell, list]) => {
 const md = [
   '# A/B rounds on real runs',
   '',
-  `\`node bench/ab-rounds.ts ${TRIALS}\`: ${TRIALS} trials per cell, each K = ${K} rounds (ABBA) of 4 s at 100 requests/s on 2 local runners,`,
+  `\`node bench/ab-rounds.ts ${TRIALS} ${ROUND_S}\`: ${TRIALS} trials per cell, each K = ${K} rounds (ABBA) of ${ROUND_S} s at 100 requests/s on 2 local runners,`,
   'target service time exponential, mean 4 ms × FACTOR; paired verdict at 95%, default tolerances and gate.',
   `Requests per side per trial: about ${(rows[0]!.requestsPerRound * K) / 2}.`,
   '',
@@ -120,8 +121,9 @@ const md = [
   '',
 ].join('\n');
 console.log(`\n${md}`);
+const name = `bench/results/ab-rounds-${ROUND_S}s`;
 writeFileSync(
-  path.join(ROOT, 'bench/results/ab-rounds.json'),
-  `${JSON.stringify({ trials: TRIALS, rounds: K, rows }, null, 2)}\n`,
+  path.join(ROOT, `${name}.json`),
+  `${JSON.stringify({ trials: TRIALS, rounds: K, roundS: ROUND_S, rows }, null, 2)}\n`,
 );
-writeFileSync(path.join(ROOT, 'bench/results/ab-rounds.md'), md);
+writeFileSync(path.join(ROOT, `${name}.md`), md);
