@@ -22,6 +22,7 @@ import { renderTerminalReport } from '../render/terminal/report.ts';
 import { wantsColor } from '../render/terminal/style.ts';
 import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
+import { addAbCommand } from './ab.ts';
 import { addCleanupCommand } from './cleanup.ts';
 import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNames } from './kubernetes.ts';
 
@@ -29,6 +30,7 @@ import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNa
  * The command line over the core, with either backend:
  *   k6-distributed run script.js --runners 4 [-- extra k6 flags]
  *   k6-distributed run script.js --runners 16 --backend kubernetes --node-selector pool=loadtest
+ *   k6-distributed ab script.js --rounds 6 --a-env BASE_URL=http://a --b-env BASE_URL=http://b   (src/cli/ab.ts)
  *   k6-distributed cleanup --run-id ID [--namespace NS]   (what a killed CLI left on the cluster)
  *   k6-distributed demo
  * Exit codes: 0 passed; 99 thresholds crossed on the aggregate (as k6); k6's own 107, 108, 110
@@ -307,6 +309,7 @@ export function buildProgram(): Command {
       process.exitCode = await runCommand(script, extra, flags, readKubernetesFlags(command));
     },
   );
+  addAbCommand(program, stderrLog);
   addCleanupCommand(program, (line) => process.stdout.write(`${line}\n`), stderrLog);
   program
     .command('demo')

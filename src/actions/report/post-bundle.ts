@@ -1,6 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { rejudgeAb } from '../../compare/ab-result.ts';
+import { DEFAULT_PAIRED_LEVEL } from '../../compare/paired.ts';
 import type { CommentData } from '../../compare/verdict.ts';
 import { ConfigurationError, errorMessage } from '../../errors.ts';
 import {
@@ -15,8 +17,10 @@ import { scriptKey } from '../../inputs/scripts.ts';
 import { commentMarker, renderReportBodies } from '../../pr-comment/comment.ts';
 import { renderScriptsReportBodies } from '../../pr-comment/scripts.ts';
 import { defaultTitle } from '../../pr-comment/sections.ts';
+import { abResultSchema } from '../../result/ab-schema.ts';
 import { checkJsonDepth } from '../../result/read-result.ts';
 import { type RunResult, runResultSchema } from '../../result/schema.ts';
+import { abOutcome, renderAbBodies } from './ab.ts';
 import { runUrl } from './context.ts';
 import type { ReportActionInputs } from './inputs.ts';
 import {
@@ -47,25 +51,30 @@ export const MAX_BUNDLE_JSON_BYTES = 20 * 1024 * 1024;
 /** A script's path in a bundle: what a `script` input line can name. */
 const scriptPath = z.string().min(1).max(500);
 
-const bundleSchema = z.object({
-  schema: z.literal('k6-distributed/report-bundle@1'),
-  prNumber: z.number().int().positive(),
-  headSha: z.string(),
-  /** What the PR run's report step would have marked; never used: a fork's bundle chooses no comment. */
-  marker: z.object({ workflow: z.string(), job: z.string(), key: z.string() }).optional(),
-  input: inputSchema,
-  /** Several scripts in one step (src/actions/report/scripts.ts): each script's data. */
-  scripts: z
-    .array(z.object({ script: scriptPath, input: inputSchema }))
-    .min(1)
-    .max(100)
-    .optional(),
-  /** Several scripts in one step: those without a result. */
-  errors: z
-    .array(z.object({ script: scriptPath, error: z.string().max(2000) }))
-    .max(100)
-    .optional(),
-});
+const bundleSchema = z
+  .object({
+    schema: z.literal('k6-distributed/report-bundle@1'),
+    prNumber: z.number().int().positive(),
+    headSha: z.string(),
+    /** What the PR run's report step would have marked; never used: a fork's bundle chooses no comment. */
+    marker: z.object({ workflow: z.string(), job: z.string(), key: z.string() }).optional(),
+    /** Absent when the bundle holds A/B rounds (`ab`). */
+    input: inputSchema.optional(),
+    /** A/B rounds: only the rounds (the fork's measurement) and the sides' names are used; the judgement is made here. */
+    ab: abResultSchema.optional(),
+    /** Several scripts in one step (src/actions/report/scripts.ts): each script's data. */
+    scripts: z
+      .array(z.object({ script: scriptPath, input: inputSchema }))
+      .min(1)
+      .max(100)
+      .optional(),
+    /** Several scripts in one step: those without a result. */
+    errors: z
+      .array(z.object({ script: scriptPath, error: z.string().max(2000) }))
+      .max(100)
+      .optional(),
+  })
+  .refine((b) => b.input || b.ab, { error: 'it has neither input nor ab' });
 
 /**
  * Posts a fork PR's report bundle. The bundle was written by code the PR could change, so only the
@@ -147,7 +156,19 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
   // GitHub reports it, this job, and this step's key; never from the bundle, which a fork wrote.
   const marker = commentMarker({ workflow: wr.name ?? 'workflow_run', job: ctx.job, key: inputs.key });
   let body: string;
-  if (bundle.scripts) {
+  if (bundle.ab) {
+    // A/B rounds: the fork's rounds, judged here with this step's gate and tolerances at the default level.
+    const ab = rejudgeAb(bundle.ab, {
+      level: DEFAULT_PAIRED_LEVEL,
+      tolerances: inputs.tolerances,
+      gate: inputs.gate,
+    });
+    const note = `Figures as reported by [the fork's run](${forkRunUrl}); judged here with this workflow's gate and tolerances.`;
+    const rendered = renderAbBodies(ab, marker, inputs.title ?? defaultTitle(inputs.key), note);
+    await deps.writeSummary(rendered.summary.text);
+    Object.assign(outcome.outputs, abOutcome('post-bundle', { failOnRegression: false }, ab).outputs);
+    body = rendered.comment.text;
+  } else if (bundle.scripts) {
     // Several scripts: one comment with a section per script, each against its own key's baseline.
     const parts = [];
     for (const p of bundle.scripts) {
@@ -167,7 +188,7 @@ export async function postBundle(inputs: ReportActionInputs, deps: ReportDeps): 
     outcome.annotations = judged.annotations;
     body = rendered.comment.text;
   } else {
-    const input = await trusted(bundle.input.head, inputs.key);
+    const input = await trusted(bundle.input!.head, inputs.key);
     const rendered = renderReportBodies(input, marker);
     await deps.writeSummary(rendered.summary.text);
     const judged = judgedOutcome('post-bundle', { failOnRegression: false }, input, rendered);

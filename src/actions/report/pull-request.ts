@@ -14,6 +14,7 @@ import { commentMarker, type MarkerKey, renderReportBodies } from '../../pr-comm
 import type { Fitted } from '../../pr-comment/fit.ts';
 import type { ScriptError, ScriptReportData } from '../../pr-comment/scripts.ts';
 import { htmlReportPath, writeHtmlReport } from '../../render/html/file.ts';
+import type { AbResult } from '../../result/ab-schema.ts';
 import { readRunResult } from '../../result/read-result.ts';
 import type { RunResult } from '../../result/schema.ts';
 import { writeJUnitReport } from '../common/junit.ts';
@@ -40,8 +41,10 @@ export interface ReportBundle {
   marker: MarkerKey;
   /** The verdict computed in the PR run (post-bundle computes it again). */
   verdict: string;
-  /** The report's data; with several scripts, the first script's (a reader of one result posts it). */
-  input: CommentData;
+  /** The report's data; with several scripts, the first script's (a reader of one result posts it). Absent with `ab`. */
+  input?: CommentData;
+  /** A/B rounds (src/actions/report/ab.ts): the A/B result, whose rounds post-bundle judges again. */
+  ab?: AbResult;
   /** Several scripts in one step: each script's report data, in run order. */
   scripts?: ScriptReportData[];
   /** Several scripts in one step: those without a result. */
@@ -61,7 +64,7 @@ export async function deliverReport(
   pr: PullRequestRef,
   body: string,
   outcome: ReportOutcome,
-  data: Pick<ReportBundle, 'verdict' | 'input' | 'scripts' | 'errors'>,
+  data: Pick<ReportBundle, 'verdict' | 'input' | 'scripts' | 'errors' | 'ab'>,
 ): Promise<void> {
   const { ctx, log } = deps;
   const marker: MarkerKey = { workflow: ctx.workflow, job: ctx.job, key: inputs.key };

@@ -1,3 +1,4 @@
+import { readAbResultIfAny, reportAb } from './ab.ts';
 import type { ActionContext } from './context.ts';
 import type { Mode, ReportActionInputs } from './inputs.ts';
 import { pullRequestOf, type ReportDeps, type ReportOutcome, type ResolvedMode } from './outcome.ts';
@@ -16,6 +17,7 @@ import { store } from './store.ts';
  * - `bundle`: the same comparison on a fork's PR (read-only token), written as an artifact;
  * - `post-bundle`: in a `workflow_run` workflow, download the bundle and post it on the PR.
  *
+ * An A/B result in `result` (src/result/ab-schema.ts) goes to ab.ts: its paired section is the report.
  * Each mode is its own file: store.ts, pull-request.ts (comment and bundle), post-bundle.ts;
  * outcome.ts holds what they return and the parts they share.
  */
@@ -37,6 +39,9 @@ export function resolveMode(mode: Mode, ctx: ActionContext): ResolvedMode {
 export async function report(inputs: ReportActionInputs, deps: ReportDeps): Promise<ReportOutcome> {
   const mode = resolveMode(inputs.mode, deps.ctx);
   deps.log(`mode: ${mode}${inputs.mode === 'auto' ? ` (auto, event ${deps.ctx.eventName})` : ''}`);
+  // An A/B result (interleaved rounds of base and head) is judged on its own pairs (ab.ts).
+  const ab = mode === 'post-bundle' ? undefined : await readAbResultIfAny(inputs.resultPath);
+  if (ab) return reportAb(inputs, deps, mode, ab);
   switch (mode) {
     case 'store':
       return store(inputs, deps);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigurationError } from '../../errors.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput } from '../../inputs/values.ts';
@@ -44,4 +45,18 @@ export function readMainInputs(getInput: GetInput): MainInputs {
     inputs.report = parseReportInputs({ ...raw, result: run.config.resultPath });
   }
   return inputs;
+}
+
+/**
+ * Refuses A/B rounds with report mode `store` (given, or `auto` on a push): an A/B result is
+ * reported on a pull request (modes comment and bundle), and `store` keeps single runs as
+ * baselines. Checked before any runner starts.
+ * @param mode the report's mode with `auto` resolved; undefined with `report: false`.
+ * @throws ConfigurationError naming `ab-rounds`.
+ */
+export function checkAbReportMode(abRounds: boolean, mode: string | undefined): void {
+  if (abRounds && mode === 'store')
+    throw new ConfigurationError(
+      'ab-rounds: A/B rounds are reported on a pull request (report mode comment or bundle), and report mode store keeps single runs as baselines; set report: false, or run them on pull requests',
+    );
 }

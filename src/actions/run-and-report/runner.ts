@@ -15,7 +15,7 @@ import type { ReportDeps, ReportOutcome, ReportOutputs } from '../report/outcome
 import { report as reportOne, resolveMode } from '../report/report.ts';
 import { reportScripts } from '../report/scripts.ts';
 import { type RunStepOutcome, run as runStep } from '../run/runner.ts';
-import { type MainInputs, readMainInputs } from './inputs.ts';
+import { checkAbReportMode, type MainInputs, readMainInputs } from './inputs.ts';
 
 /**
  * The root action: the run action's runner, then the report action's logic on its result, in one
@@ -45,8 +45,8 @@ function setReportOutputs(outputs?: ReportOutputs): void {
 }
 
 /**
- * Reads every input and refuses a report mode that cannot follow a run, and one `baseline` file
- * for several scripts (each is compared with its own stored baseline).
+ * Reads every input and refuses a report mode that cannot follow a run, A/B rounds in report mode
+ * `store`, and one `baseline` file for several scripts (each is compared with its own stored baseline).
  */
 async function readInputs(): Promise<MainInputs> {
   const inputs = readMainInputs(getInput);
@@ -55,6 +55,10 @@ async function readInputs(): Promise<MainInputs> {
       'mode: post-bundle posts the report bundle of another run and runs no test; use actions/report in the workflow_run workflow',
     );
   }
+  checkAbReportMode(
+    getInput('ab-rounds').trim() !== '',
+    inputs.report ? resolveMode(inputs.report.mode, actionContext()) : undefined,
+  );
   if (inputs.report?.baselinePath && (await expandScripts(getInput('script'), process.cwd())).length > 1) {
     throw new ConfigurationError(
       'baseline: one result file cannot be the baseline of several scripts; leave it empty to compare each script with its own stored baseline',
@@ -109,7 +113,7 @@ export async function run(): Promise<void> {
     process.off('SIGTERM', onSignal);
   }
   cancelled ||= ran?.cancelled ?? false;
-  const withResult = ran?.runs.some((r) => r.result) ?? false;
+  const withResult = ran?.runs.some((r) => r.result || r.ab) ?? false;
 
   if (!inputs.report || !ran || !withResult || cancelled) {
     if (inputs.report)

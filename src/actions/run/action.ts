@@ -1,8 +1,10 @@
+import { ConfigurationError } from '../../errors.ts';
 import { expandScripts } from '../../inputs/scripts.ts';
 import { resolveK6Binary } from '../../k6/binary.ts';
 import { renderReport } from '../../render/markdown.ts';
 import { runFailure, stepFailure } from '../common/failure.ts';
 import { writeJUnitReport } from '../common/junit.ts';
+import { runAbStep } from './ab.ts';
 import type { RunActionInputs } from './inputs.ts';
 import {
   type RunActionDeps,
@@ -39,8 +41,15 @@ export async function runAction(inputs: RunActionInputs, deps: RunActionDeps): P
   try {
     if (inputs.config.k6Binary) resolveK6Binary(inputs.config.k6Binary, deps.environment, 'k6-binary');
     const scripts = await expandScripts(inputs.config.script, deps.cwd);
+    if (inputs.ab && scripts.length > 1)
+      throw new ConfigurationError(`ab-rounds: A/B rounds run one script; script names ${scripts.length}`);
     if (scripts.length > 1) return await runScripts(inputs, scripts, jobSummary, runIds, deps);
     const config = { ...inputs.config, script: scripts[0]! };
+    if (inputs.ab) {
+      const outcome = await runAbStep({ ...inputs, ab: inputs.ab }, config, runIds, jobSummary, deps);
+      deps.saveState(STATE.cleaned, 'true');
+      return outcome;
+    }
     const result = await runScript(inputs, config, runIds, deps.log, deps);
     deps.saveState(STATE.cleaned, 'true');
     const html = await writeHtmlNextTo(config.resultPath, result, inputs, deps.log);

@@ -1,10 +1,13 @@
+import { parseArgsStringToArgv } from 'string-argv';
 import { z } from 'zod';
 import { parseRunConfig, RUN_CONFIG_INPUTS, type RunConfig } from '../../config.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { KUBERNETES_INPUTS, type KubernetesInputs, parseKubernetesInputs } from '../../inputs/kubernetes.ts';
 import { parseInputs } from '../../inputs/parse.ts';
-import { booleanInput, oneOf } from '../../inputs/values.ts';
+import { booleanInput, oneOf, parseKeyValueLines, unclosedQuote } from '../../inputs/values.ts';
 import { parseDashboardUrl } from '../../render/dashboard.ts';
+import { type AbSpec, checkSidesDiffer, parseRounds } from '../../run/ab.ts';
 
 /**
  * The `run` action's inputs (actions/run/action.yml), read and validated in one place: the run
@@ -28,6 +31,43 @@ export interface RunActionInputs extends KubernetesInputs {
   parallel?: true;
   /** The `dashboard-url` input: a link with the run's time range in the job summary (src/render/dashboard.ts). */
   dashboardUrl?: string;
+  /** `ab-rounds` and its sides: interleaved A/B rounds instead of one run (src/actions/run/ab.ts). */
+  ab?: AbSpec;
+}
+
+/** The inputs of A/B rounds. */
+const AB_INPUTS = ['ab-rounds', 'ab-a-env', 'ab-b-env', 'ab-a-k6-args', 'ab-b-k6-args'] as const;
+
+/**
+ * `ab-rounds` (K), `ab-a-env`/`ab-b-env` (`KEY=value` lines for A, the base, and B, the head) and
+ * `ab-a-k6-args`/`ab-b-k6-args` (k6 flags for one side, shell-quoted); undefined without `ab-rounds`.
+ * @throws ConfigurationError naming the input: a side's input without `ab-rounds`, a bad K or
+ *   line, an unclosed quote, or two sides that are the same.
+ */
+function readAbInputs(get: (name: string) => string | undefined): AbSpec | undefined {
+  const rounds = get('ab-rounds');
+  if (rounds === undefined) {
+    const stray = AB_INPUTS.find((name) => get(name) !== undefined);
+    if (stray) throw new ConfigurationError(`${stray}: is for A/B rounds; give ab-rounds too (e.g. 6)`);
+    return undefined;
+  }
+  const words = (input: string) => {
+    const quote = unclosedQuote(get(input) ?? '');
+    if (quote) throw new ConfigurationError(`${input}: ${quote}`);
+    return parseArgsStringToArgv(get(input) ?? '');
+  };
+  const side = (label: string, env: string, k6Args: string) => ({
+    label,
+    env: Object.fromEntries(parseKeyValueLines(env, get(env))),
+    k6Args: words(k6Args),
+  });
+  const spec: AbSpec = {
+    rounds: parseRounds(rounds, 'ab-rounds'),
+    a: side('base', 'ab-a-env', 'ab-a-k6-args'),
+    b: side('head', 'ab-b-env', 'ab-b-k6-args'),
+  };
+  checkSidesDiffer(spec, 'ab-a-env/ab-b-env (or ab-a-k6-args/ab-b-k6-args)');
+  return spec;
 }
 
 /** Reads one input; '' (unset) becomes undefined. */
@@ -56,6 +96,11 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
     Object.fromEntries(Object.keys(actionInputs.shape).map((input) => [input, get(input)])),
   );
   const dashboardUrl = parseDashboardUrl(own['dashboard-url']);
+  const ab = readAbInputs(get);
+  if (ab && config.junitPath)
+    throw new ConfigurationError(
+      'junit-path: A/B rounds write one A/B result and no JUnit report; leave junit-path empty',
+    );
   return {
     config,
     backend: own.backend,
@@ -63,6 +108,7 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
     ...(own.parallel ? { parallel: true as const } : {}),
     ...parseKubernetesInputs(get),
     ...(dashboardUrl ? { dashboardUrl } : {}),
+    ...(ab ? { ab } : {}),
   };
 }
 
@@ -71,4 +117,5 @@ export const RUN_ACTION_INPUTS: readonly string[] = [
   ...Object.values(RUN_CONFIG_INPUTS),
   ...KUBERNETES_INPUTS,
   ...Object.keys(actionInputs.shape),
+  ...AB_INPUTS,
 ];

@@ -2,7 +2,9 @@ import type { RunConfig } from '../../config.ts';
 import { K6_METRIC } from '../../k6/metrics.ts';
 import type { Logger } from '../../log.ts';
 import type { ReportOptions } from '../../render/markdown.ts';
+import type { AbResult } from '../../result/ab-schema.ts';
 import type { RunResult } from '../../result/schema.ts';
+import type { preflightSide } from '../../run/ab.ts';
 import type { RunDependencies } from '../../run/index.ts';
 import { runFailure, type StepFailure } from '../common/failure.ts';
 import type { RunActionInputs } from './inputs.ts';
@@ -60,6 +62,11 @@ export interface RunActionDeps {
   /** Runs one distributed test: src/run/index.ts `runTest` (its own tests cover it). */
   runTest(config: RunConfig, deps: RunDependencies): Promise<RunResult>;
   /**
+   * Checks one side of A/B rounds before any round runs: src/run/ab.ts `preflightSide` (a real k6
+   * preflight) unless a test gives another.
+   */
+  checkAbSide?: typeof preflightSide;
+  /**
    * Whether the run's report goes to the job summary; default the `job-summary` input (the root
    * action turns it off when its report writes the summary).
    */
@@ -83,8 +90,10 @@ export interface ScriptRun {
   script: string;
   /** Where its result JSON is written (and the report reads it). */
   resultPath: string;
-  /** Absent when the script produced no result (then `error` says why). */
+  /** Absent when the script produced no result (then `error` says why), and with `ab`. */
   result?: RunResult;
+  /** With `ab-rounds`: the A/B result written at `resultPath` (src/actions/run/ab.ts). */
+  ab?: AbResult;
   error?: string;
 }
 
