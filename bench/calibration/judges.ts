@@ -4,7 +4,7 @@ import { pairedTTest } from './stats.ts';
 /**
  * The product's judging modes, found by feature detection so that the bench runs on today's main
  * and after issue 24's branches are merged:
- * - `judge` from src/compare/judge.ts, else src/pr-comment/judge.ts (where it is today);
+ * - `judge` from src/compare/verdict.ts (else the older src/compare/judge.ts or src/pr-comment/judge.ts);
  * - the in-run uncertainty when results carry an `uncertainty` field anywhere (the fixed rule then
  *   judges copies with those fields removed);
  * - the paired judging of A/B rounds from src/compare/paired.ts, through {@link productPaired};
@@ -78,19 +78,34 @@ export interface Judges {
 }
 
 /**
- * ADAPTER, the one place to fix once src/compare/paired.ts lands: calls its paired judging on the
- * rounds and returns the verdict, or undefined when the module has no function it knows.
+ * ADAPTER to src/compare/paired.ts: its `judgePairedRounds(rounds, {gate, tolerances})` takes the
+ * rounds in running order, `{round, side, figures, saturated}`, and pairs them 1-2, 3-4, …; the
+ * pairs of A and B runs are laid out in ABBA order (A B, B A, …) as the product's rounds run, with
+ * each run's figures read by src/compare/ab-result.ts `roundFigures`. Returns the verdict word, or
+ * undefined when the module has no such function.
  */
 export function productPaired(
   mod: Mod,
   rounds: Round[],
   options: { gate: unknown; tolerances: unknown },
+  figuresOf: (r: RunResult) => unknown,
 ): unknown {
-  const fn = (mod.judgePaired ?? mod.pairedVerdict ?? mod.judgeRounds) as Fn | undefined;
+  const fn = mod.judgePairedRounds as Fn | undefined;
   if (typeof fn !== 'function') return undefined;
-  const out = fn({ rounds: rounds.map((r) => ({ base: r.a, head: r.b })), ...options }) as
-    | { verdict?: unknown }
-    | string;
+  const input = rounds.flatMap((r, i) => {
+    const sides: Array<['A' | 'B', RunResult]> = [
+      ['A', r.a],
+      ['B', r.b],
+    ];
+    if (i % 2 === 1) sides.reverse();
+    return sides.map(([side, result], j) => ({
+      round: 2 * i + j + 1,
+      side,
+      figures: figuresOf(result),
+      saturated: result.loadGenerator?.saturated === true,
+    }));
+  });
+  const out = fn(input, options) as { verdict?: unknown } | string;
   return typeof out === 'string' ? out : out?.verdict;
 }
 
@@ -109,7 +124,11 @@ export function standInPaired(rounds: Round[]): Verdict {
 export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
   const notes: string[] = [];
   let judgeFn: Fn | undefined;
-  for (const rel of ['../../src/compare/judge.ts', '../../src/pr-comment/judge.ts']) {
+  for (const rel of [
+    '../../src/compare/verdict.ts',
+    '../../src/compare/judge.ts',
+    '../../src/pr-comment/judge.ts',
+  ]) {
     const mod = await tryImport(rel);
     if (typeof mod?.judge === 'function') {
       judgeFn = mod.judge as Fn;
@@ -117,7 +136,10 @@ export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
       break;
     }
   }
-  if (!judgeFn) throw new Error('no judge found in src/compare/judge.ts or src/pr-comment/judge.ts');
+  if (!judgeFn)
+    throw new Error(
+      'no judge found in src/compare/verdict.ts, src/compare/judge.ts or src/pr-comment/judge.ts',
+    );
   const judgement = (await tryImport('../../src/compare/judgement.ts')) ?? {};
   const options = { key: 'default', gate: judgement.DEFAULT_GATE, tolerances: judgement.DEFAULT_TOLERANCES };
   const call = (base: RunResult, head: RunResult, history?: RunResult[]) =>
@@ -142,6 +164,7 @@ export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
       ).verdict,
     );
   const pairedMod = await tryImport('../../src/compare/paired.ts');
+  const figuresOf = (await tryImport('../../src/compare/ab-result.ts'))?.roundFigures as Fn | undefined;
   let pairedSource: Judges['pairedSource'] = 'stand-in';
   if (pairedMod) {
     pairedSource = 'product';
@@ -152,9 +175,9 @@ export async function loadJudges(inRunSeen: boolean): Promise<Judges> {
     history: (b, h, hist) => call(stripUncertainty(b), stripUncertainty(h), hist.map(stripUncertainty)),
     inRun: (b, h) => call(b, h),
     paired: (rounds) => {
-      if (pairedSource === 'product' && pairedMod) {
+      if (pairedSource === 'product' && pairedMod && figuresOf) {
         try {
-          const v = productPaired(pairedMod, rounds, options);
+          const v = productPaired(pairedMod, rounds, options, figuresOf);
           if (v !== undefined) return fold(v);
           notes.push(
             'src/compare/paired.ts has no function productPaired knows (bench/calibration/judges.ts): stand-in used',

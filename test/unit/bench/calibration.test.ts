@@ -132,19 +132,39 @@ describe('calibration judging adapters', () => {
     expect(hasUncertainty(stripUncertainty(r))).toBe(false);
   });
 
-  it('calls the product paired judging through the adapter, and says when it knows no function', () => {
+  it('calls the product paired judging through the adapter in ABBA order, and says when it knows no function', () => {
     const seen: unknown[] = [];
     const mod = {
-      judgePaired: (input: unknown) => {
-        seen.push(input);
+      judgePairedRounds: (input: unknown, options: unknown) => {
+        seen.push(input, options);
         return { verdict: 'regressed' };
       },
     };
-    const a = {} as RunResult;
+    const a = { loadGenerator: { saturated: true, reasons: [] } } as unknown as RunResult;
     const b = {} as RunResult;
-    expect(productPaired(mod, [{ a, b }], { gate: ['p95'], tolerances: {} })).toBe('regressed');
-    expect(seen).toEqual([{ rounds: [{ base: a, head: b }], gate: ['p95'], tolerances: {} }]);
-    expect(productPaired({ other: () => 'x' }, [{ a, b }], { gate: [], tolerances: {} })).toBeUndefined();
+    const figures = (r: RunResult) => (r === a ? 'fa' : 'fb');
+    const options = { gate: ['p95'], tolerances: {} };
+    expect(
+      productPaired(
+        mod,
+        [
+          { a, b },
+          { a, b },
+        ],
+        options,
+        figures,
+      ),
+    ).toBe('regressed');
+    expect(seen).toEqual([
+      [
+        { round: 1, side: 'A', figures: 'fa', saturated: true },
+        { round: 2, side: 'B', figures: 'fb', saturated: false },
+        { round: 3, side: 'B', figures: 'fb', saturated: false },
+        { round: 4, side: 'A', figures: 'fa', saturated: true },
+      ],
+      options,
+    ]);
+    expect(productPaired({ other: () => 'x' }, [{ a, b }], options, figures)).toBeUndefined();
   });
 
   it('judges A/B rounds with a saturated side inconclusive', () => {
