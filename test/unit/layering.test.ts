@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   [
     'src/result/schema.ts',
     'src/result/timeline-schema.ts',
+    'src/result/zone-schema.ts',
     'src/log.ts',
     'src/clock.ts',
     'src/output-file.ts',
