@@ -34,6 +34,28 @@ export function zoneError(zone: string, error: unknown): Error {
   return new Error(message);
 }
 
+/**
+ * Refuses two zones with the same cluster (API server URL) and namespace: their runners' objects
+ * would share names and labels.
+ * @param input how the user names the zones input (`zones`, `--zones`).
+ * @throws ConfigurationError naming both zones.
+ */
+export function checkDistinctZones(
+  zones: ReadonlyArray<{ name: string; server: string | undefined; namespace: string }>,
+  input: string,
+): void {
+  const seen = new Map<string, string>();
+  for (const zone of zones) {
+    const key = `${zone.server} ${zone.namespace}`;
+    const other = seen.get(key);
+    if (other)
+      throw new ConfigurationError(
+        `${input}: zone "${zone.name}": the same cluster and namespace as zone "${other}" (${zone.namespace}); give each zone its own cluster or namespace`,
+      );
+    seen.set(key, zone.name);
+  }
+}
+
 /** Runs `work` on every zone at once; throws the first zone's error (named) once all settled. */
 async function everyZone<T>(
   zones: readonly ZoneBackend[],

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { parseRunConfig, RUN_CONFIG_INPUTS, type RunConfig } from '../../config.ts';
+import { ConfigurationError } from '../../errors.ts';
 import { DEFAULTS } from '../../inputs/defaults.ts';
 import { KUBERNETES_INPUTS, type KubernetesInputs, parseKubernetesInputs } from '../../inputs/kubernetes.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput, oneOf } from '../../inputs/values.ts';
+import { parseZones, type ZoneInputs } from '../../inputs/zones.ts';
 import { parseDashboardUrl } from '../../render/dashboard.ts';
 
 /**
@@ -28,6 +30,11 @@ export interface RunActionInputs extends KubernetesInputs {
   parallel?: true;
   /** The `dashboard-url` input: a link with the run's time range in the job summary (src/render/dashboard.ts). */
   dashboardUrl?: string;
+  /**
+   * The `zones` input (src/inputs/zones.ts): one test over several clusters by share, each zone
+   * with its own Kubernetes inputs over the step's; absent without it.
+   */
+  zones?: ZoneInputs[];
 }
 
 /** Reads one input; '' (unset) becomes undefined. */
@@ -56,7 +63,11 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
     Object.fromEntries(Object.keys(actionInputs.shape).map((input) => [input, get(input)])),
   );
   const dashboardUrl = parseDashboardUrl(own['dashboard-url']);
+  const zones = parseZones(get('zones'), get);
+  if (zones && own.backend !== 'kubernetes')
+    throw new ConfigurationError('zones: only with backend kubernetes');
   return {
+    ...(zones ? { zones } : {}),
     config,
     backend: own.backend,
     jobSummary: own['job-summary'],
@@ -71,4 +82,5 @@ export const RUN_ACTION_INPUTS: readonly string[] = [
   ...Object.values(RUN_CONFIG_INPUTS),
   ...KUBERNETES_INPUTS,
   ...Object.keys(actionInputs.shape),
+  'zones',
 ];
