@@ -15,6 +15,7 @@ import {
   formatValue,
   inlineCode,
 } from './format.ts';
+import { renderZones, ZONES_NOTE } from './zones.ts';
 
 /**
  * The markdown report of one run: verdict, thresholds with observed values, key metrics, checks,
@@ -145,10 +146,12 @@ export function renderChecks(result: RunResult): string {
 /** The per-runner table: segment, (node), requests, RPS, its own p95, exit, start offset. */
 export function renderRunners(result: RunResult): string {
   const withNode = result.runners.some((r) => r.node);
+  const withZone = result.runners.some((r) => r.zone);
   const rows = result.runners.map(
     (r) =>
       `${[
         `| ${r.index}`,
+        ...(withZone ? [r.zone ? escapeMarkdown(r.zone) : '—'] : []),
         inlineCode(r.segment),
         ...(withNode ? [r.node ? inlineCode(r.node) : '—'] : []),
         r.requests === undefined ? '—' : formatCount(r.requests),
@@ -159,8 +162,8 @@ export function renderRunners(result: RunResult): string {
       ].join(' | ')} |`,
   );
   return [
-    `| Runner | Segment |${withNode ? ' Node |' : ''} Requests | RPS | p95 (own slice) | Exit | Start offset |`,
-    `|---:|---|${withNode ? '---|' : ''}---:|---:|---:|---|---:|`,
+    `| Runner |${withZone ? ' Zone |' : ''} Segment |${withNode ? ' Node |' : ''} Requests | RPS | p95 (own slice) | Exit | Start offset |`,
+    `|---:|${withZone ? '---|' : ''}---|${withNode ? '---|' : ''}---:|---:|---:|---|---:|`,
     ...rows,
   ].join('\n');
 }
@@ -201,6 +204,8 @@ export function renderReport(result: RunResult, options: ReportOptions = {}): st
   if (failures) parts.push(failures);
   parts.push('### Thresholds (judged on the aggregate of all runners)', renderThresholds(result));
   parts.push('### Key metrics', renderKeyMetrics(result));
+  const zones = renderZones(result);
+  if (zones) parts.push('### Zones', zones, ZONES_NOTE);
   const timeline = options.charts ? renderTimeline(result) : '';
   if (timeline) parts.push('### Over time', timeline);
   const checks = renderChecks(result);
