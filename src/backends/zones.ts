@@ -26,6 +26,17 @@ export interface ZoneBackend {
   >;
 }
 
+/** A logger whose lines start with the zone (`zone "us-east": …`): a zone's backend numbers its runners from 0. */
+export function zoneLogger(log: Logger, zone: string): Logger {
+  const tag = (m: string) => `zone "${zone}": ${m}`;
+  return {
+    info: (m) => log.info(tag(m)),
+    warning: (m) => log.warning(tag(m)),
+    error: (m) => log.error(tag(m)),
+    debug: (m) => log.debug(tag(m)),
+  };
+}
+
 /** An error of one zone, with its name in front and its kind kept. */
 export function zoneError(zone: string, error: unknown): Error {
   const message = `zone "${zone}": ${errorMessage(error)}`;

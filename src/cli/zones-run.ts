@@ -2,7 +2,7 @@ import path from 'node:path';
 import { apiError } from '../backends/kubernetes/api-errors.ts';
 import { KubernetesBackend } from '../backends/kubernetes/backend.ts';
 import { deleteRun, removeLeftoversOf } from '../backends/kubernetes/cleanup.ts';
-import { checkDistinctZones, ZonedBackend, zoneError } from '../backends/zones.ts';
+import { checkDistinctZones, ZonedBackend, zoneError, zoneLogger } from '../backends/zones.ts';
 import { kubernetesBackendOptions } from '../inputs/kubernetes.ts';
 import type { ZoneInputs } from '../inputs/zones.ts';
 import type { Logger } from '../log.ts';
@@ -75,7 +75,11 @@ export function prepareZonedRun(
         loaded.map(({ zone, cluster }) => ({
           name: zone.name,
           backend: new KubernetesBackend({
-            ...kubernetesBackendOptions(zone.kubernetes, { ...cluster, runId, log }),
+            ...kubernetesBackendOptions(zone.kubernetes, {
+              ...cluster,
+              runId,
+              log: zoneLogger(log, zone.name),
+            }),
             ...inputNames,
           }),
         })),

@@ -118,12 +118,14 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
       ...(collected.leftovers[i]!.node ? { node: collected.leftovers[i]!.node } : {}),
     })),
   });
-  if (plan.zones) withZones(result, plan, collected, aggregateOptions);
+  if (plan.zones) withZones(result, plan, collected, aggregateOptions, parts.failures);
   return result;
 }
 
 /**
- * Adds each runner's zone and the per-zone breakdown ({@link zoneResults}) to a run with zones.
+ * Adds each runner's zone and the per-zone breakdown ({@link zoneResults}) to a run with zones,
+ * and one failure (kind `runner`) per zone whose runners did not all complete, naming the zone, so
+ * that a zone that failed (an unreachable API server, evicted runners) is named in the verdict.
  * The verdict stays the whole run's (thresholds judged on the global aggregate).
  */
 function withZones(
@@ -131,6 +133,7 @@ function withZones(
   plan: RunPlan,
   collected: Collected,
   options: Parameters<typeof aggregateSummaries>[1],
+  failures: readonly Failure[],
 ): void {
   result.runners.forEach((r, i) => {
     const zone = plan.runners[i]?.zone;
@@ -146,6 +149,25 @@ function withZones(
     })),
     options,
   );
+  const late = new Set(failures.flatMap((f) => (f.kind === 'deadline' ? (f.runners ?? []) : [])));
+  for (const zone of result.zones) {
+    const failed = zone.runners.filter((i) => !result.runners[i]?.ok);
+    const slow = zone.runners.filter((i) => late.has(i) && !failed.includes(i));
+    if (failed.length === 0 && slow.length === 0) continue;
+    const lines = [
+      ...(failed.length > 0
+        ? [
+            `${failed.length} of ${zone.runners.length} runners did not complete (runner ${failed.join(', ')})`,
+          ]
+        : []),
+      ...(slow.length > 0
+        ? [`runner ${slow.join(', ')} still testing at the deadline (was its cluster reachable?)`]
+        : []),
+    ];
+    result.failures.push(`zone "${zone.name}": ${lines.join('; ')}; the other zones' data is kept`);
+    result.failureKinds?.push(failed.length > 0 ? 'runner' : 'deadline');
+    result.verdict = 'failed';
+  }
 }
 
 /**

@@ -239,6 +239,56 @@ export default function () { http.get(__ENV.TARGET + '/zones'); sleep(0.2); }
     expect(run.result?.failureKinds).toContain('interrupted');
   });
 
+  it("fails the run named by the zone whose API server stopped mid-test, keeps the other zone's data, and cleanup --zones removes the rest", async () => {
+    const script = writeScript(`
+import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 5, duration: '6s', gracefulStop: '0s' } } };
+export default function () { http.get(__ENV.TARGET + '/zones'); sleep(0.2); }
+`);
+    const zones = zonesFile();
+    const { child, done } = startCli(
+      ['run', script, '--backend', 'kubernetes', '--zones', zones, '--grace', '5', '--cleanup', 'always'],
+      { env: { KUBECONFIG: '/nonexistent/kubeconfig' } },
+    );
+    let stderr = '';
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    await waitFor(() => stderr.includes('started 5 runners'), "'started 5 runners'", {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+    });
+    const runId = /run (r[a-z0-9]+) in zone/.exec(stderr)![1]!;
+    // The west cluster's API server stops answering (SIGSTOP: its connections hang, as a region
+    // that became unreachable) for 100 s (past the run's deadline, the stop's wait and the kill's),
+    // or until the run has ended.
+    const apiserver = readFileSync(path.join(SECOND_STATE, 'pids'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('kube-apiserver '))!
+      .split(' ')[1]!;
+    process.kill(Number(apiserver), 'SIGSTOP');
+    const stoppedAt = Date.now();
+    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 100_000))]);
+    process.kill(Number(apiserver), 'SIGCONT');
+    const run = await done;
+    console.log(
+      `the run ended ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the API server stopped`,
+    );
+    console.log(`API server stopped: exit ${run.code}\n${run.stderr.split('\n').slice(-15).join('\n')}`);
+    expect(run.code).not.toBe(0);
+    expect(run.result!.failures.join('\n')).toMatch(/zone "west": .*runner 3, 4/);
+    expect(run.result!.failures.join('\n')).not.toMatch(/zone "east"/);
+    const east = run.result!.zones!.find((z) => z.name === 'east')!;
+    expect(east.requests).toBeGreaterThan(0);
+    expect(east.runnersOk).toBe(3);
+    // What the stopped zone could not remove, `cleanup --zones` removes once it answers again.
+    const cleanup = await runCli(['cleanup', '--run-id', runId, '--zones', zones], {
+      env: { KUBECONFIG: '/nonexistent/kubeconfig' },
+    });
+    expect(cleanup.code, cleanup.stderr).toBe(0);
+  }, 300_000);
+
   it('refuses an unknown context before anything is created, naming the zone', async () => {
     const zones = writeScript(
       `- {name: east, kubeconfig: ${first().KUBECONFIG}, share: 70, runners: 1}

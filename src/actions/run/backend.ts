@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from '../../backends/kubernetes/backend.ts';
 import { defaultNamespace, kubeconfigSecrets, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
 import { LocalBackend } from '../../backends/local/backend.ts';
-import { checkDistinctZones, ZonedBackend } from '../../backends/zones.ts';
+import { checkDistinctZones, ZonedBackend, zoneLogger } from '../../backends/zones.ts';
 import { ConfigurationError } from '../../errors.ts';
 import { kubernetesBackendOptions } from '../../inputs/kubernetes.ts';
 import type { ZoneInputs } from '../../inputs/zones.ts';
@@ -64,7 +64,12 @@ function zonedBackend(zones: readonly ZoneInputs[], runId: string, log: Logger) 
         loaded.map(({ zone, kc, namespace }) => ({
           name: zone.name,
           backend: new KubernetesBackend(
-            kubernetesBackendOptions(zone.kubernetes, { kc, namespace, runId, log }),
+            kubernetesBackendOptions(zone.kubernetes, {
+              kc,
+              namespace,
+              runId,
+              log: zoneLogger(log, zone.name),
+            }),
           ),
         })),
         log,
