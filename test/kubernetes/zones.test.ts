@@ -289,6 +289,23 @@ export default function () { http.get(__ENV.TARGET + '/zones'); sleep(0.2); }
     expect(cleanup.code, cleanup.stderr).toBe(0);
   }, 300_000);
 
+  it('refuses a zone whose credentials lack permissions before anything is created in any zone', async () => {
+    const zones = writeScript(
+      `- {name: east, kubeconfig: ${first().KUBECONFIG}, share: 70, runners: 1}
+- {name: west, kubeconfig: ${second.K6D_LIMITED_KUBECONFIG}, share: 30, runners: 1}
+`,
+      'zones.yaml',
+    );
+    const run = await runCli(['run', writeScript(SCRIPT(10)), '--backend', 'kubernetes', '--zones', zones], {
+      env: { KUBECONFIG: '/nonexistent/kubeconfig' },
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(
+      /error: zone "west": permissions: the credentials lack in namespace default: create configmaps/,
+    );
+    expect(run.stderr).not.toContain('created ConfigMap');
+  });
+
   it('refuses an unknown context before anything is created, naming the zone', async () => {
     const zones = writeScript(
       `- {name: east, kubeconfig: ${first().KUBECONFIG}, share: 70, runners: 1}
