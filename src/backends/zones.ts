@@ -176,10 +176,24 @@ export class ZonedBackend implements Backend {
         firstAtMs: first,
       };
     });
-    const absolute = starts.flatMap((s) => s.offsetsMs.map((o) => s.firstAtMs + o));
+    // On one time line, by the run's runner index, then in `runners`' order.
+    const at = new Map<number, number>();
+    starts.forEach((s, z) => {
+      s.offsetsMs.forEach((o, i) => {
+        at.set(this.indexes[z]![i]!, s.firstAtMs + o);
+      });
+    });
+    const absolute = runners.map((r) => at.get(r.index) ?? Number.NaN);
+    if (absolute.some(Number.isNaN)) throw new Error('zones: a zone started other runners than launched');
     const first = Math.min(...absolute);
-    if (absolute.length !== runners.length)
-      throw new Error('zones: a zone started other runners than launched');
+    this.log.info(
+      `zones started at one instant: ${this.zones
+        .map((zone, z) => {
+          const own = this.indexes[z]!.map((i) => at.get(i)! - first);
+          return `${zone.name} +${Math.min(...own).toFixed(1)} ms (skew ${(Math.max(...own) - Math.min(...own)).toFixed(1)} ms)`;
+        })
+        .join(', ')}`,
+    );
     return {
       startedAtMs: Math.min(...starts.map((s) => s.startedAtMs)),
       offsetsMs: absolute.map((t) => t - first),
