@@ -29,6 +29,8 @@ export interface Failure {
   message: string;
   /** Index of the runner the failure concerns (0-based), when it concerns one. */
   runner?: number;
+  /** Indexes of the runners it concerns, when several (the runners still testing at the deadline). */
+  runners?: number[];
 }
 
 /**

@@ -17,6 +17,22 @@ export interface RunnerPlan {
   index: number;
   /** k6 execution segment, e.g. `1/4:2/4`. */
   segment: string;
+  /** The load zone it runs in (the value of {@link ZONE_TAG} on its samples); none without zones. */
+  zone?: string;
+  /**
+   * Its index in the whole run's plan, when this plan is one zone's part of it (a backend of one
+   * zone numbers its runners from 0): the value of {@link RUNNER_TAG} and of `{runner}`.
+   */
+  runIndex?: number;
+}
+
+/** One load zone of a run: its name, its share of the test in percent, its runners (RunPlan.zones). */
+export interface ZonePlan {
+  name: string;
+  /** Percent of the whole test (every scenario), more than 0; the zones' shares add up to 100. */
+  share: number;
+  /** How many runners it has; its runners are consecutive in the plan, in the zones' order. */
+  runners: number;
 }
 
 /** What every runner shares. */
@@ -38,6 +54,8 @@ export interface RunPlan {
   tags: Record<string, string>;
   /** The run's id, the value of {@link RUN_TAG} on every runner's samples. */
   runId?: string;
+  /** The load zones, in the runners' order; absent for a run without zones. */
+  zones?: ZonePlan[];
   /** One line each: what the plan changed from what was asked (fewer runners than asked). */
   warnings: string[];
   /**
@@ -62,6 +80,14 @@ export const RUNNER_TAG = 'k6d_runner';
  * refuses a script that sets it.
  */
 export const RUN_TAG = 'k6d_run';
+
+/**
+ * The tag every runner of a run with load zones adds to its samples: its zone's name, so that a
+ * threshold can name a zone (`http_req_duration{k6d_zone:eu-west}`) and outputs separate zones.
+ * Named, like {@link RUNNER_TAG}, so that it cannot collide with a script's own tags; the
+ * preflight refuses a script that sets it.
+ */
+export const ZONE_TAG = 'k6d_zone';
 
 /** How a runner ended. */
 export interface RunnerExit {
@@ -95,7 +121,12 @@ export function runnerArgs(
   runner: RunnerPlan,
   paths: { archive: string; summary?: string; address: string },
 ): string[] {
-  const ours = { ...(plan.runId ? { [RUN_TAG]: plan.runId } : {}), [RUNNER_TAG]: String(runner.index) };
+  const index = String(runner.runIndex ?? runner.index);
+  const ours = {
+    ...(plan.runId ? { [RUN_TAG]: plan.runId } : {}),
+    [RUNNER_TAG]: index,
+    ...(runner.zone === undefined ? {} : { [ZONE_TAG]: runner.zone }),
+  };
   const tags = Object.entries({ ...plan.tags, ...ours }).flatMap(([k, v]) => ['--tag', `${k}=${v}`]);
   return [
     'run',
@@ -121,7 +152,7 @@ export function runnerArgs(
     '--include-system-env-vars',
     '--quiet',
     '--no-color',
-    ...plan.userRunArgs.map((arg) => arg.replaceAll('{runner}', String(runner.index))),
+    ...plan.userRunArgs.map((arg) => arg.replaceAll('{runner}', index)),
     paths.archive,
   ];
 }

@@ -89,6 +89,11 @@ export interface StartOptions {
    * watches for its end may look more often from then on.
    */
   earliestEndS: number;
+  /**
+   * Optional: the instant to start at, epoch ms of this machine's clock, instead of now plus the
+   * backend's own lead: one instant for the backends of several load zones (src/backends/zones.ts).
+   */
+  atMs?: number;
 }
 
 /** When the runners of a scheduled start ({@link Backend.startAll}) started. */
@@ -110,6 +115,12 @@ export interface ScheduledStart {
    * test it has just started on a busy node, so this bounds the skew from above.
    */
   confirmedSpreadMs: number;
+  /**
+   * Optional: when the first runner was un-paused, epoch ms of this machine's clock (its node's
+   * time moved by the backend's clock estimate), so that the starts of several backends (load
+   * zones) can be put on one time line.
+   */
+  firstAtMs?: number;
 }
 
 /** A place where runners run. */

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { allRunsSelector, runSelector } from '../backends/kubernetes/names.ts';
 import { ConfigurationError } from '../errors.ts';
+import type { KubernetesInputs } from '../inputs/kubernetes.ts';
+import { parseZones, type ZoneInputs } from '../inputs/zones.ts';
 import type { Logger } from '../log.ts';
 import {
   addClusterOptions,
@@ -23,6 +26,7 @@ const RUN_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 interface CleanupFlags {
   runId?: string;
   all?: boolean;
+  zones?: string;
 }
 
 /**
@@ -43,6 +47,30 @@ export function cleanupSelector(flags: CleanupFlags): string {
 }
 
 /**
+ * The zones of `cleanup --zones FILE`: only their clusters and namespaces count, with `--kubeconfig`,
+ * `--context` and `--namespace` as every zone's defaults.
+ * @throws ConfigurationError naming `--zones` (src/inputs/zones.ts).
+ */
+function readZonesFile(
+  file: string,
+  cluster: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>,
+): ZoneInputs[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigurationError(`--zones: cannot read ${file}: ${(error as Error).message}`);
+  }
+  const zones = parseZones(
+    text,
+    (input) => (input in cluster ? cluster[input as keyof typeof cluster] : undefined),
+    '--zones',
+  );
+  if (!zones) throw new ConfigurationError(`--zones: ${file} has no zone`);
+  return zones;
+}
+
+/**
  * Adds the `cleanup` command to `program`.
  * @param out where the objects removed are printed, one a line (the CLI's stdout).
  * @param log progress and warnings (the CLI's stderr).
@@ -54,7 +82,8 @@ export function addCleanupCommand(program: Command, out: (line: string) => void,
       'remove what Kubernetes runs left behind (a CLI killed with SIGKILL): the ConfigMap and runner Pods of a run, by its run id',
     )
     .option('--run-id <id>', 'the run to remove (`run` prints it: "run ID in namespace NS")')
-    .option('--all', 'every run of k6-distributed in the namespace, runs under way included');
+    .option('--all', 'every run of k6-distributed in the namespace, runs under way included')
+    .option('--zones <file>', "the zones file of a run with load zones: every zone's cluster and namespace");
   addClusterOptions(command).action(async (flags: CleanupFlags, cmd: Command) => {
     const selector = cleanupSelector(flags);
     const cluster = readClusterFlags(cmd);
@@ -63,6 +92,20 @@ export function addCleanupCommand(program: Command, out: (line: string) => void,
         `cleanup: Node ${process.versions.node} is running this, but cleanup uses the Kubernetes client, which needs Node ${KUBERNETES_MIN_NODE.replace(/\.0$/, '')} or newer`,
       );
     const what = flags.all ? 'every run' : `run ${flags.runId}`;
+    if (flags.zones !== undefined) {
+      const zones = readZonesFile(flags.zones, cluster);
+      const { removeZonesLeftovers } = await import('./zones-run.ts');
+      const done = await removeZonesLeftovers(zones, flags.zones, selector, what, log);
+      for (const zone of done) {
+        for (const name of zone.removed) out(`removed ${name} (zone "${zone.zone}")`);
+        if (zone.removed.length === 0 && zone.left.length === 0)
+          log.info(
+            `zone "${zone.zone}": nothing to remove: no ConfigMap or Pod of ${what} in namespace ${zone.namespace}`,
+          );
+      }
+      process.exitCode = done.some((z) => z.left.length > 0) ? 1 : 0;
+      return;
+    }
     // The Kubernetes client loads only here, as for `run --backend kubernetes` (kubernetes-run.ts).
     const { removeClusterLeftovers } = await import('./kubernetes-run.ts');
     const { removed, left, namespace } = await removeClusterLeftovers(cluster, selector, what, log);

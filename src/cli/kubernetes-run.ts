@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Backend } from '../backends/backend.ts';
 import { apiError } from '../backends/kubernetes/api-errors.ts';
 import { KubernetesBackend } from '../backends/kubernetes/backend.ts';
 import { deleteRun, removeLeftoversOf } from '../backends/kubernetes/cleanup.ts';
@@ -20,7 +21,9 @@ export interface KubernetesCliRun {
   namespace: string;
   runId: string;
   /** The backend of the run (for `runTest`). */
-  createBackend(): KubernetesBackend;
+  createBackend(): Backend;
+  /** Where its objects go, for the user: `namespace NS`, or one `zone "eu": namespace NS` per zone. */
+  where: string;
   /** Deletes every object of the run without waiting for its Pods to go (a second Ctrl-C). */
   deleteNow(): Promise<void>;
 }
@@ -30,15 +33,18 @@ export interface KubernetesCliRun {
  * in-cluster) and the namespace: `--namespace`, else the context's, else `default`.
  * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used.
  */
-export function loadCliCluster(inputs: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>): {
+export function loadCliCluster(
+  inputs: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>,
+  names = { kubeconfig: '--kubeconfig', context: '--context' },
+): {
   kc: KubeConfig;
   namespace: string;
 } {
-  const names = { kubeconfig: '--kubeconfig', context: '--context' };
   let env = process.env;
   if (inputs.kubeconfig) {
     const file = path.resolve(inputs.kubeconfig);
-    if (!existsSync(file)) throw new ConfigurationError(`--kubeconfig: no file at ${inputs.kubeconfig}`);
+    if (!existsSync(file))
+      throw new ConfigurationError(`${names.kubeconfig}: no file at ${inputs.kubeconfig}`);
     env = { ...process.env, KUBECONFIG: file };
   }
   const kc = loadKubeConfig({ ...(inputs.context ? { context: inputs.context } : {}), names }, env);
@@ -63,6 +69,7 @@ export function prepareKubernetesRun(
     kc,
     namespace,
     runId,
+    where: `namespace ${namespace}`,
     createBackend: () =>
       new KubernetesBackend({
         ...kubernetesBackendOptions(inputs, { kc, namespace, runId, log }),

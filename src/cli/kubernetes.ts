@@ -8,6 +8,7 @@ import {
   type KubernetesInputs,
   parseKubernetesInputs,
 } from '../inputs/kubernetes.ts';
+import { parseZones, type ZoneInputs } from '../inputs/zones.ts';
 import type { Logger } from '../log.ts';
 import type { KubernetesCliRun } from './kubernetes-run.ts';
 
@@ -89,7 +90,51 @@ export function addKubernetesOptions(command: Command): Command {
     if (flag.default !== undefined) option.default(flag.default);
     command.addOption(option);
   }
+  command.addOption(
+    new Option(
+      '--zones <file>',
+      "load zones: a YAML list of zones, each with its kubeconfig/context, namespace, share (percent), runners and its own Kubernetes inputs (docs/kubernetes.md); --runners is then the zones' sum",
+    ).helpGroup('Kubernetes (with --backend kubernetes):'),
+  );
   return command;
+}
+
+/**
+ * Reads `--zones` (a YAML file, src/inputs/zones.ts) with the run's Kubernetes flags as every
+ * zone's defaults.
+ * @returns the zones and the file, or undefined without `--zones`.
+ * @throws ConfigurationError naming `--zones` (a missing file, a zone's bad value, shares that do not
+ *   add up to 100), or `--runners` given with it.
+ */
+export function readZonesFlag(
+  command: Command,
+  kubernetes: KubernetesInputs | undefined,
+): { zones: ZoneInputs[]; file: string } | undefined {
+  const values = command.opts<Record<string, unknown>>();
+  const file = values.zones as string | undefined;
+  if (file === undefined) return undefined;
+  if (!kubernetes) throw new ConfigurationError('--zones: only with --backend kubernetes');
+  if (command.getOptionValueSource('runners') === 'cli')
+    throw new ConfigurationError(
+      '--runners: not with --zones (each zone gives its runners; the run has their sum)',
+    );
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigurationError(`--zones: cannot read ${file}: ${(error as Error).message}`);
+  }
+  const zones = parseZones(
+    text,
+    (input) => {
+      const value = values[attribute(input)];
+      if (input === 'pod-patch' && typeof value === 'string') return podPatchText(value);
+      return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
+    },
+    '--zones',
+  );
+  if (!zones) throw new ConfigurationError(`--zones: ${file} has no zone`);
+  return { zones, file };
 }
 
 /** The attribute commander stores a flag's value under (`--node-selector` -> `nodeSelector`). */
@@ -195,9 +240,20 @@ export function kubernetesNodeProblem(version = process.versions.node): string |
  * @throws ConfigurationError naming `--kubeconfig` or `--context` when they cannot be used, or
  *   `--backend kubernetes` on a Node older than {@link KUBERNETES_MIN_NODE}.
  */
-export async function kubernetesCliRun(inputs: KubernetesInputs, log: Logger): Promise<KubernetesCliRun> {
+export async function kubernetesCliRun(
+  inputs: KubernetesInputs,
+  log: Logger,
+  zones?: { zones: ZoneInputs[]; file: string },
+): Promise<KubernetesCliRun> {
   const problem = kubernetesNodeProblem();
   if (problem) throw new ConfigurationError(problem);
+  if (zones) {
+    const { prepareZonedRun } = await import('./zones-run.ts');
+    return prepareZonedRun(zones.zones, zones.file, log, {
+      secretEnvInput: flagOf('secret-env'),
+      podPatchInput: flagOf('pod-patch'),
+    });
+  }
   const { prepareKubernetesRun } = await import('./kubernetes-run.ts');
   return prepareKubernetesRun(inputs, log, {
     secretEnvInput: flagOf('secret-env'),

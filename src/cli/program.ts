@@ -10,6 +10,7 @@ import { ConfigurationError, EXIT_CODE, errorMessage, exitCodeFor, RunError } fr
 import { DEFAULTS } from '../inputs/defaults.ts';
 import { type KubernetesInputs, kubernetesEnvironment } from '../inputs/kubernetes.ts';
 import { unclosedQuote } from '../inputs/values.ts';
+import type { ZoneInputs } from '../inputs/zones.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
 import { k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { consoleLogger } from '../log.ts';
@@ -24,7 +25,13 @@ import type { RunResult } from '../result/schema.ts';
 import { runTest } from '../run/index.ts';
 import { addAbCommand } from './ab.ts';
 import { addCleanupCommand } from './cleanup.ts';
-import { addKubernetesOptions, kubernetesCliRun, readKubernetesFlags, withFlagNames } from './kubernetes.ts';
+import {
+  addKubernetesOptions,
+  kubernetesCliRun,
+  readKubernetesFlags,
+  readZonesFlag,
+  withFlagNames,
+} from './kubernetes.ts';
 
 /**
  * The command line over the core, with either backend:
@@ -141,6 +148,7 @@ async function runCommand(
   extra: string[],
   flags: RunFlags,
   kubernetes?: KubernetesInputs,
+  zones?: { zones: ZoneInputs[]; file: string },
 ): Promise<number> {
   // An empty value given on purpose (`-n ""`) is a mistake, not "use the default".
   for (const [key, value] of Object.entries(flags)) {
@@ -166,8 +174,8 @@ async function runCommand(
     RUN_CONFIG_FLAGS,
   );
   if (config.k6Binary) resolveK6Binary(config.k6Binary, process.env, RUN_CONFIG_FLAGS.k6Binary);
-  const cluster = kubernetes ? await kubernetesCliRun(kubernetes, stderrLog) : undefined;
-  if (cluster) stderrLog.info(`run ${cluster.runId} in namespace ${cluster.namespace}`);
+  const cluster = kubernetes ? await kubernetesCliRun(kubernetes, stderrLog, zones) : undefined;
+  if (cluster) stderrLog.info(`run ${cluster.runId} in ${cluster.where}`);
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -205,6 +213,7 @@ async function runCommand(
       inputNames: RUN_CONFIG_FLAGS,
       // On Kubernetes the run's objects carry the same id as its samples and its result.
       ...(cluster ? { runId: cluster.runId } : {}),
+      ...(zones ? { zones: zones.zones.map(({ name, share, runners }) => ({ name, share, runners })) } : {}),
       ...(kubernetes ? { environment: kubernetesEnvironment(kubernetes) } : {}),
     });
     // A terminal gets k6's own layout in colour; a pipe or a file the same text without escapes.
@@ -306,7 +315,14 @@ export function buildProgram(): Command {
     );
   addKubernetesOptions(run).action(
     async (script: string, extra: string[], flags: RunFlags, command: Command) => {
-      process.exitCode = await runCommand(script, extra, flags, readKubernetesFlags(command));
+      const kubernetes = readKubernetesFlags(command);
+      process.exitCode = await runCommand(
+        script,
+        extra,
+        flags,
+        kubernetes,
+        readZonesFlag(command, kubernetes),
+      );
     },
   );
   addAbCommand(program, stderrLog);

@@ -16,6 +16,7 @@ import {
   inlineCode,
 } from './format.ts';
 import { headlineIntervals, intervalsNote } from './uncertainty.ts';
+import { renderZones, ZONES_NOTE } from './zones.ts';
 
 /**
  * The markdown report of one run: verdict, thresholds with observed values, key metrics, checks,
@@ -159,10 +160,12 @@ export function renderChecks(result: RunResult): string {
 /** The per-runner table: segment, (node), requests, RPS, its own p95, exit, start offset. */
 export function renderRunners(result: RunResult): string {
   const withNode = result.runners.some((r) => r.node);
+  const withZone = result.runners.some((r) => r.zone);
   const rows = result.runners.map(
     (r) =>
       `${[
         `| ${r.index}`,
+        ...(withZone ? [r.zone ? escapeMarkdown(r.zone) : '—'] : []),
         inlineCode(r.segment),
         ...(withNode ? [r.node ? inlineCode(r.node) : '—'] : []),
         r.requests === undefined ? '—' : formatCount(r.requests),
@@ -173,8 +176,8 @@ export function renderRunners(result: RunResult): string {
       ].join(' | ')} |`,
   );
   return [
-    `| Runner | Segment |${withNode ? ' Node |' : ''} Requests | RPS | p95 (own slice) | Exit | Start offset |`,
-    `|---:|---|${withNode ? '---|' : ''}---:|---:|---:|---|---:|`,
+    `| Runner |${withZone ? ' Zone |' : ''} Segment |${withNode ? ' Node |' : ''} Requests | RPS | p95 (own slice) | Exit | Start offset |`,
+    `|---:|${withZone ? '---|' : ''}---|${withNode ? '---|' : ''}---:|---:|---:|---|---:|`,
     ...rows,
   ].join('\n');
 }
@@ -217,6 +220,8 @@ export function renderReport(result: RunResult, options: ReportOptions = {}): st
   parts.push('### Key metrics', renderKeyMetrics(result));
   const intervals = renderIntervals(result);
   if (intervals) parts.push('### How sure these figures are', intervals);
+  const zones = renderZones(result);
+  if (zones) parts.push('### Zones', zones, ZONES_NOTE);
   const timeline = options.charts ? renderTimeline(result) : '';
   if (timeline) parts.push('### Over time', timeline);
   const checks = renderChecks(result);

@@ -12,6 +12,7 @@
 
 import { z } from 'zod';
 import { TimelineSchema } from './timeline-schema.ts';
+import { zoneResultSchema } from './zone-schema.ts';
 
 /** The format tag written in `schema`; bumped on any incompatible change. */
 export const RESULT_SCHEMA = 'k6-distributed/result@1';
@@ -149,6 +150,8 @@ export const runnerResultSchema = z.looseObject({
   iterations: z.number().optional(),
   /** The Kubernetes node the runner's Pod ran on (Kubernetes backend). */
   node: z.string().optional(),
+  /** The load zone it ran in (a run with zones). */
+  zone: z.string().optional(),
   /** The last lines of the runner's log when it failed. */
   logTail: z.string().optional(),
 });
@@ -314,6 +317,11 @@ export const runResultSchema = z.looseObject({
    * `uncertaintySchema` (src/result/uncertainty-schema.ts); absent in older results.
    */
   uncertainty: z.looseObject({ level: z.number() }).optional(),
+  /**
+   * Per load zone, in the zones' order: its runners' figures merged (`zoneResultSchema` in
+   * src/result/zone-schema.ts); absent for a run without zones. The verdict is the whole run's.
+   */
+  zones: z.array(zoneResultSchema).optional(),
 });
 /** The global result of one distributed run (fields this version does not name are kept when read). */
 export type RunResult = z.infer<typeof runResultSchema>;

@@ -10,6 +10,7 @@ import { buildResult, summaryData } from '../result/build.ts';
 import { loadGeneratorHealth } from '../result/health.ts';
 import type { MetricContains, RunEnvironment, RunResult } from '../result/schema.ts';
 import type { Timeline } from '../result/timeline-schema.ts';
+import { zoneResults } from '../result/zones.ts';
 import type { Collected } from './collect.ts';
 import type { LaunchedRunners } from './launch.ts';
 import type { Preflight } from './preflight.ts';
@@ -58,17 +59,18 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
   const { preflight: pre, plan } = options;
   const { launched, collected, start, durationS } = parts;
   const present = collected.summaries.filter((s) => s !== undefined);
-  const metrics = aggregateSummaries(present, {
+  const aggregateOptions = {
     durationS,
     percentiles: thresholdPercentiles(pre.thresholds),
     // What the runners' REST API said wins; the script's declarations cover what it never listed.
     contains: { ...pre.declaredContains, ...parts.contains },
     sampledGauges: { [K6_METRIC.vus]: parts.vusSamples.map((s) => s.vus) },
-  });
+  };
+  const metrics = aggregateSummaries(present, aggregateOptions);
   // Judged before the summary data is made: it carries each metric's thresholds.
   const thresholds = evaluateThresholds(pre.thresholds, metrics);
   const rootGroup = mergeGroups(present.map((s) => s.rootGroup));
-  return buildResult({
+  const result = buildResult({
     script: options.script,
     environment: {
       backend: options.backend.name,
@@ -116,6 +118,56 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
       ...(collected.leftovers[i]!.node ? { node: collected.leftovers[i]!.node } : {}),
     })),
   });
+  if (plan.zones) withZones(result, plan, collected, aggregateOptions, parts.failures);
+  return result;
+}
+
+/**
+ * Adds each runner's zone and the per-zone breakdown ({@link zoneResults}) to a run with zones,
+ * and one failure (kind `runner`) per zone whose runners did not all complete, naming the zone, so
+ * that a zone that failed (an unreachable API server, evicted runners) is named in the verdict.
+ * The verdict stays the whole run's (thresholds judged on the global aggregate).
+ */
+function withZones(
+  result: RunResult,
+  plan: RunPlan,
+  collected: Collected,
+  options: Parameters<typeof aggregateSummaries>[1],
+  failures: readonly Failure[],
+): void {
+  result.runners.forEach((r, i) => {
+    const zone = plan.runners[i]?.zone;
+    if (zone !== undefined) r.zone = zone;
+  });
+  result.zones = zoneResults(
+    plan.zones ?? [],
+    result.runners.map((r, i) => ({
+      plan: plan.runners[i]!,
+      summary: collected.summaries[i],
+      startOffsetMs: r.startOffsetMs ?? 0,
+      ok: r.ok,
+    })),
+    options,
+  );
+  const late = new Set(failures.flatMap((f) => (f.kind === 'deadline' ? (f.runners ?? []) : [])));
+  for (const zone of result.zones) {
+    const failed = zone.runners.filter((i) => !result.runners[i]?.ok);
+    const slow = zone.runners.filter((i) => late.has(i) && !failed.includes(i));
+    if (failed.length === 0 && slow.length === 0) continue;
+    const lines = [
+      ...(failed.length > 0
+        ? [
+            `${failed.length} of ${zone.runners.length} runners did not complete (runner ${failed.join(', ')})`,
+          ]
+        : []),
+      ...(slow.length > 0
+        ? [`runner ${slow.join(', ')} still testing at the deadline (was its cluster reachable?)`]
+        : []),
+    ];
+    result.failures.push(`zone "${zone.name}": ${lines.join('; ')}; the other zones' data is kept`);
+    result.failureKinds?.push(failed.length > 0 ? 'runner' : 'deadline');
+    result.verdict = 'failed';
+  }
 }
 
 /**

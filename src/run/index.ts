@@ -13,7 +13,7 @@ import { parseGoDuration } from '../k6/go-syntax.ts';
 import { runHandleSummary } from '../k6/handle-summary.ts';
 import { thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
-import type { RunPlan } from '../plan.ts';
+import type { RunPlan, ZonePlan } from '../plan.ts';
 import { testWindowS } from '../result/build.ts';
 import { writeResultOrKeep } from '../result/file.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
@@ -47,6 +47,11 @@ export interface RunDependencies {
   inputNames?: Partial<Record<RunConfigKey, string>>;
   /** The run's id (the `k6d_run` tag on every sample, the result's `runId`); default a new one. */
   runId?: string;
+  /**
+   * The load zones (src/inputs/zones.ts): each gets its share of the test over its own runners,
+   * and the config's runner count is ignored; the backend must place each zone's runners.
+   */
+  zones?: readonly ZonePlan[];
 }
 
 /**
@@ -91,6 +96,7 @@ export async function runTest(config: RunConfig, deps: RunDependencies): Promise
       tags: pre.tags,
       env: pre.env,
       runId: deps.runId ?? newRunId(),
+      ...(deps.zones ? { zones: deps.zones } : {}),
     });
     deps.log.info(
       `preflight ok: k6 ${pre.k6Version}, ${pre.maxVUs} VUs at most, totalDuration ${pre.totalDurationS} s, ` +

@@ -166,9 +166,11 @@ export async function monitor(
         if (failure) failures.push(failure);
         for (const i of lingering) stopper.terminate(i);
       } else if (!stopper.stopping && clock.now() > deadlineMs) {
+        const late = testing();
         fail({
           kind: 'deadline',
-          message: `deadline exceeded: still running ${options.graceS} s after the test's totalDuration of ${options.totalDurationS} s`,
+          message: `deadline exceeded: still running ${options.graceS} s after the test's totalDuration of ${options.totalDurationS} s (still testing: runner ${late.join(', ')})`,
+          runners: late,
         });
       }
     }

@@ -3,7 +3,8 @@ import { statSync } from 'node:fs';
 import { ConfigurationError } from '../errors.ts';
 import { executionSegmentSequence, executionSegments } from '../k6/executors.ts';
 import { percentileKey } from '../k6/thresholds-parser.ts';
-import { RUN_TAG, type RunPlan } from '../plan.ts';
+import { zoneSegments } from '../k6/zone-segments.ts';
+import { RUN_TAG, type RunnerPlan, type RunPlan, type ZonePlan } from '../plan.ts';
 import { percentsAround, QUANTILE_GRID } from '../result/quantile-grid.ts';
 
 /**
@@ -33,7 +34,12 @@ export function summaryTrendStats(extraPercentiles: readonly number[] = []): str
  *   segment gets no VU would do nothing (and k6 v2.2.0's end-of-test summary crashes on such a
  *   runner, so it leaves no summary), so at most maxVUs runners are planned: asking more runs
  *   maxVUs runners, with a warning, and gives the answer of one `k6 run` all the same.
- * @throws ConfigurationError when `runners` is not a whole number of at least 1.
+ * With `zones`, each zone gets its share of every scenario over its own runners
+ * (k6/zone-segments.ts) and `runners` is ignored: the zones' runner counts add up to the plan's;
+ * the zones' inputs were checked (src/inputs/zones.ts), and a runner count above maxVUs is kept (a
+ * zone's share may need each of its runners).
+ * @throws ConfigurationError when `runners` is not a whole number of at least 1, or the zones'
+ *   shares do not add up to 100.
  */
 export function planRun(options: {
   runners: number;
@@ -44,7 +50,10 @@ export function planRun(options: {
   env?: Record<string, string>;
   /** The run's id for {@link RUN_TAG}; without it the runners' samples carry no run tag. */
   runId?: string;
+  /** The load zones, in order; without them every runner gets 1/N of the test. */
+  zones?: readonly ZonePlan[];
 }): RunPlan {
+  if (options.zones && options.zones.length > 0) return planZones(options, options.zones);
   const { runners: n, maxVUs } = options;
   if (!Number.isInteger(n) || n < 1) {
     throw new ConfigurationError(`runners: must be a whole number of at least 1, got ${n}`);
@@ -66,6 +75,40 @@ export function planRun(options: {
     tags: options.tags ?? {},
     ...(options.runId ? { runId: options.runId } : {}),
     warnings,
+    env: options.env ?? {},
+  };
+}
+
+/** {@link planRun} with load zones: consecutive runners per zone, segments by share. */
+function planZones(options: Parameters<typeof planRun>[0], zones: readonly ZonePlan[]): RunPlan {
+  let split: ReturnType<typeof zoneSegments>;
+  try {
+    split = zoneSegments(zones);
+  } catch (error) {
+    throw new ConfigurationError(`zones: ${(error as Error).message}`);
+  }
+  const runners: RunnerPlan[] = split.segments.flatMap((segments, z) =>
+    segments.map((segment) => ({ index: 0, segment, zone: zones[z]!.name })),
+  );
+  runners.forEach((r, i) => {
+    r.index = i;
+  });
+  const userRunArgs = options.userRunArgs ?? [];
+  if (runners.length > 1) checkFileOutputs(userRunArgs, runners.length);
+  return {
+    runners,
+    sequence: split.sequence,
+    trendStats: summaryTrendStats(options.extraPercentiles),
+    userRunArgs,
+    tags: options.tags ?? {},
+    ...(options.runId ? { runId: options.runId } : {}),
+    zones: zones.map((z) => ({ ...z })),
+    warnings:
+      runners.length > options.maxVUs
+        ? [
+            `zones: ${runners.length} runners over the zones, but the test has at most ${options.maxVUs} VU${options.maxVUs === 1 ? '' : 's'} at once: some runners get no VU and do nothing`,
+          ]
+        : [],
     env: options.env ?? {},
   };
 }

@@ -24,7 +24,7 @@ import {
   scriptReads,
 } from '../k6/script-sources.ts';
 import { parseThresholds, type Threshold } from '../k6/thresholds-parser.ts';
-import { RUN_TAG, RUNNER_TAG } from '../plan.ts';
+import { RUN_TAG, RUNNER_TAG, ZONE_TAG } from '../plan.ts';
 import type { MetricContains } from '../result/schema.ts';
 
 /**
@@ -155,7 +155,7 @@ export async function preflight(options: {
   const tags = Object.fromEntries(
     Object.entries((options_.tags ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
   );
-  for (const ours of [RUNNER_TAG, RUN_TAG]) {
+  for (const ours of [RUNNER_TAG, RUN_TAG, ZONE_TAG]) {
     if (ours in tags)
       throw new ConfigurationError(
         `tags: the tag ${ours} is set by k6-distributed on every runner's samples; use another tag name`,

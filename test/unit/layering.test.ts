@@ -22,6 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'src/result/schema.ts',
     'src/result/timeline-schema.ts',
     'src/result/ab-schema.ts',
+    'src/result/zone-schema.ts',
     'src/log.ts',
     'src/clock.ts',
     'src/output-file.ts',

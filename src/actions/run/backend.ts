@@ -2,8 +2,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from '../../backends/kubernetes/backend.ts';
 import { defaultNamespace, kubeconfigSecrets, loadKubeConfig } from '../../backends/kubernetes/kubeconfig.ts';
 import { LocalBackend } from '../../backends/local/backend.ts';
+import { checkDistinctZones, ZonedBackend, zoneLogger } from '../../backends/zones.ts';
 import { ConfigurationError } from '../../errors.ts';
 import { kubernetesBackendOptions } from '../../inputs/kubernetes.ts';
+import type { ZoneInputs } from '../../inputs/zones.ts';
 import type { Logger } from '../../log.ts';
 import type { RunActionInputs } from './inputs.ts';
 import { type BackendFactory, type CreateBackend, type RunActionDeps, STATE } from './outcome.ts';
@@ -14,6 +16,7 @@ import { type BackendFactory, type CreateBackend, type RunActionDeps, STATE } fr
 export const backends: BackendFactory = {
   local: (env) => (k6, workDir) => new LocalBackend(k6, workDir, { env }),
   kubernetes: (inputs, runId, log) => {
+    if (inputs.zones) return zonedBackend(inputs.zones, runId, log);
     const kc = kubeConfigOf(inputs);
     const namespace = inputs.namespace ?? defaultNamespace(kc);
     return {
@@ -22,6 +25,57 @@ export const backends: BackendFactory = {
     };
   },
 };
+
+/**
+ * Every zone's credentials and namespace (`zones` input), checked before anything is created.
+ * @throws ConfigurationError naming the zone: credentials that cannot be loaded, an unknown
+ *   context, two zones on the same cluster and namespace.
+ */
+export function zoneClusters(
+  zones: readonly ZoneInputs[],
+): Array<{ zone: ZoneInputs; kc: KubeConfig; namespace: string }> {
+  const loaded = zones.map((zone) => {
+    const label = `zones: zone "${zone.name}"`;
+    const kc = loadKubeConfig({
+      ...(zone.kubernetes.kubeconfig ? { kubeconfig: zone.kubernetes.kubeconfig } : {}),
+      ...(zone.kubernetes.context ? { context: zone.kubernetes.context } : {}),
+      names: { kubeconfig: `${label}: kubeconfig`, context: `${label}: context` },
+    });
+    return { zone, kc, namespace: zone.kubernetes.namespace ?? defaultNamespace(kc) };
+  });
+  checkDistinctZones(
+    loaded.map((z) => ({
+      name: z.zone.name,
+      server: z.kc.getCurrentCluster()?.server,
+      namespace: z.namespace,
+    })),
+    'zones',
+  );
+  return loaded;
+}
+
+/** The backend of a run with load zones: one KubernetesBackend per zone, one run id. */
+function zonedBackend(zones: readonly ZoneInputs[], runId: string, log: Logger) {
+  const loaded = zoneClusters(zones);
+  return {
+    namespace: loaded[0]!.namespace,
+    create: () =>
+      new ZonedBackend(
+        loaded.map(({ zone, kc, namespace }) => ({
+          name: zone.name,
+          backend: new KubernetesBackend(
+            kubernetesBackendOptions(zone.kubernetes, {
+              kc,
+              namespace,
+              runId,
+              log: zoneLogger(log, zone.name),
+            }),
+          ),
+        })),
+        log,
+      ),
+  };
+}
 
 /**
  * What to mask of the kubeconfig input in the log: the whole input when it is one line (base64,

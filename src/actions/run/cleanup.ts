@@ -2,7 +2,7 @@ import { deleteRun } from '../../backends/kubernetes/cleanup.ts';
 import { defaultNamespace } from '../../backends/kubernetes/kubeconfig.ts';
 import type { CleanupPolicy } from '../../backends/kubernetes/options.ts';
 import type { Logger } from '../../log.ts';
-import { kubeConfigOf } from './backend.ts';
+import { kubeConfigOf, zoneClusters } from './backend.ts';
 import type { RunActionInputs } from './inputs.ts';
 import { STATE, type StateName } from './outcome.ts';
 
@@ -35,6 +35,21 @@ export interface CleanupDeps {
 
 /** The real cluster: the credentials the inputs name, and src/backends/kubernetes `deleteRun`. */
 export function clusterOf(inputs: RunActionInputs): Cluster {
+  if (inputs.zones) {
+    // Every zone's cluster and namespace (the namespace saved is the first zone's).
+    const zones = zoneClusters(inputs.zones);
+    return {
+      defaultNamespace: () => zones[0]!.namespace,
+      deleteRun: async (_namespace, runId, log) => {
+        const left = await Promise.all(
+          zones.map(({ kc, namespace }) =>
+            deleteRun(kc, namespace, runId, log).catch(() => [`(zone in ${namespace}: unreachable)`]),
+          ),
+        );
+        return left.flat();
+      },
+    };
+  }
   const kc = kubeConfigOf(inputs);
   return {
     defaultNamespace: () => defaultNamespace(kc),

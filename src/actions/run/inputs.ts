@@ -6,6 +6,7 @@ import { DEFAULTS } from '../../inputs/defaults.ts';
 import { KUBERNETES_INPUTS, type KubernetesInputs, parseKubernetesInputs } from '../../inputs/kubernetes.ts';
 import { parseInputs } from '../../inputs/parse.ts';
 import { booleanInput, oneOf, parseKeyValueLines, unclosedQuote } from '../../inputs/values.ts';
+import { parseZones, type ZoneInputs } from '../../inputs/zones.ts';
 import { parseDashboardUrl } from '../../render/dashboard.ts';
 import { type AbSpec, checkSidesDiffer, parseRounds } from '../../run/ab.ts';
 
@@ -33,6 +34,11 @@ export interface RunActionInputs extends KubernetesInputs {
   dashboardUrl?: string;
   /** `ab-rounds` and its sides: interleaved A/B rounds instead of one run (src/actions/run/ab.ts). */
   ab?: AbSpec;
+  /**
+   * The `zones` input (src/inputs/zones.ts): one test over several clusters by share, each zone
+   * with its own Kubernetes inputs over the step's; absent without it.
+   */
+  zones?: ZoneInputs[];
 }
 
 /** The inputs of A/B rounds. */
@@ -101,7 +107,13 @@ export function readRunInputs(getInput: GetInput): RunActionInputs {
     throw new ConfigurationError(
       'junit-path: A/B rounds write one A/B result and no JUnit report; leave junit-path empty',
     );
+  const zones = parseZones(get('zones'), get);
+  if (zones && own.backend !== 'kubernetes')
+    throw new ConfigurationError('zones: only with backend kubernetes');
+  // Each A/B round is one run on the step's backend; rounds over several zones are not built.
+  if (zones && ab) throw new ConfigurationError('zones: not with ab-rounds; give one of them');
   return {
+    ...(zones ? { zones } : {}),
     config,
     backend: own.backend,
     jobSummary: own['job-summary'],
@@ -118,4 +130,5 @@ export const RUN_ACTION_INPUTS: readonly string[] = [
   ...KUBERNETES_INPUTS,
   ...Object.keys(actionInputs.shape),
   ...AB_INPUTS,
+  'zones',
 ];

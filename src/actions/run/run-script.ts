@@ -35,6 +35,9 @@ export function runScript(
     signal: deps.signal,
     inputNames: RUN_CONFIG_INPUTS,
     environment: inputs.backend === 'kubernetes' ? kubernetesEnvironment(inputs) : {},
+    ...(inputs.zones
+      ? { zones: inputs.zones.map(({ name, share, runners }) => ({ name, share, runners })) }
+      : {}),
   });
 }
 

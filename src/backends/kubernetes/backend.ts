@@ -24,7 +24,7 @@ import { PodProxy } from './pod-proxy.ts';
 import { RunnerPods, watchPods } from './pods.ts';
 import { RunnerApis } from './runner-api.ts';
 import { RunnerLogs } from './runner-log.ts';
-import { scheduledStart } from './scheduled-start.ts';
+import { scheduledStart, startLeadMs } from './scheduled-start.ts';
 
 /**
  * The longest a runner's log follow may take to be taken before its Pod is deleted to end its
@@ -231,6 +231,31 @@ export class KubernetesBackend implements Backend {
       onBarrierChange: (listener: () => void) => barriers.onChange(listener),
     };
     return scheduledStart(deps, runners, logs, options);
+  }
+
+  /**
+   * The lead its scheduled start would take now, in ms (scheduled-start.ts `startLeadMs`), for one
+   * start instant over several backends (load zones).
+   */
+  startLeadMs(): number {
+    return startLeadMs(this.parts?.apis.slowestConfirmMs ?? 0);
+  }
+
+  /**
+   * How far this machine's clock is at most ahead of the runners' nodes' clock, in ms: the least
+   * over the runners' barrier logs (scheduled-start.ts takes the same); undefined before every
+   * runner's barrier log gave one.
+   */
+  clockAheadMs(): number | undefined {
+    const parts = this.parts;
+    if (!parts) return undefined;
+    const ahead: number[] = [];
+    for (let index = 0; index < this.runnerCount; index++) {
+      const value = parts.barriers.get(index)?.log.aheadMs;
+      if (value === undefined) return undefined;
+      ahead.push(value);
+    }
+    return ahead.length > 0 ? Math.min(...ahead) : undefined;
   }
 
   async cleanup(): Promise<void> {

@@ -125,8 +125,9 @@ export async function scheduledStart(
     );
   }
   const rttMs = deps.slowestConfirmMs;
-  const leadMs = startLeadMs(rttMs);
   const sentAtMs = clock.now();
+  // One instant given for several backends (load zones), else this backend's own lead from now.
+  const leadMs = options.atMs === undefined ? startLeadMs(rttMs) : options.atMs - sentAtMs;
   // From shortly before the test can first end, the barriers look for its end more often.
   const mailbox = mailboxOf(sentAtMs, aheadMs, leadMs, options.earliestEndS);
   const { startAt } = mailbox;
@@ -148,6 +149,7 @@ export async function scheduledStart(
     startedAtMs: Math.min(clock.now(), Math.max(sentAtMs, startAt + aheadMs)),
     offsetsMs: starts.map((s) => s.sentAtMs - first),
     confirmedSpreadMs: Math.max(...confirmed) - Math.min(...confirmed),
+    firstAtMs: first + aheadMs,
   };
 }
 

@@ -8,6 +8,7 @@ import { type ChangeCell, changeCell, formatDelta, formatDeltaInterval, formatSi
 import { formatCount, formatMs, formatPercent, formatRate, formatValue } from '../format.ts';
 import { keyMetrics } from '../markdown.ts';
 import { headlineIntervals, intervalsNote } from '../uncertainty.ts';
+import { ZONE_COLUMNS, zoneRows } from '../zones.ts';
 import { CLIENT_SCRIPT } from './client.ts';
 import { chartPage, escapeHtml } from './page.ts';
 
@@ -190,6 +191,22 @@ function checksSection(result: RunResult): string {
   return `<section><h2>Checks</h2>${table(['Check', 'Passes', 'Fails', 'Pass rate'], rows, [false, true, true, true])}</section>`;
 }
 
+/** The per-zone table (src/render/zones.ts); '' for a run without zones. */
+function zonesSection(result: RunResult): string {
+  const rows = zoneRows(result);
+  if (rows.length === 0) return '';
+  return [
+    '<section><h2>Zones</h2>',
+    table(
+      [...ZONE_COLUMNS],
+      rows.map((cells) => cells.map(e)),
+      ZONE_COLUMNS.map((_, i) => i > 0),
+    ),
+    '<p class="note">Each zone merges its own runners; the thresholds and the verdict are the whole run\'s.</p>',
+    '</section>',
+  ].join('');
+}
+
 function runnersSection(result: RunResult): string {
   const opt = (v: number | undefined, f: (n: number) => string) => (v === undefined ? '—' : f(v));
   const rows = result.runners.map((r) => [
@@ -294,6 +311,7 @@ export function renderHtmlReport(input: HtmlReportInput): string {
       timelineSection(timeline),
       percentilesSection(result, comparison),
       checksSection(result),
+      zonesSection(result),
       runnersSection(result),
     ],
     data: { id: 'k6d-data', value: data },

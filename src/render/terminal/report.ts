@@ -3,6 +3,7 @@ import { saturationWarning } from '../../result/health.ts';
 import type { MetricResult, RunResult, ThresholdRow } from '../../result/schema.ts';
 import { everyCheck, formatCount, formatMs, formatRate } from '../format.ts';
 import { headlineIntervals, intervalsNote } from '../uncertainty.ts';
+import { ZONE_COLUMNS, zoneRows } from '../zones.ts';
 import { humanizeStat, nonTrendColumns, thresholdObserved } from './humanize.ts';
 import {
   alignTable,
@@ -192,8 +193,10 @@ function metricLines(result: RunResult, p: Painter): string[] {
 /** The runners as an aligned table: segment, node, requests, RPS, own p95, start offset, exit. */
 function runnerLines(result: RunResult, p: Painter): string[] {
   const withNode = result.runners.some((r) => r.node);
+  const withZone = result.runners.some((r) => r.zone);
   const header = [
     'runner',
+    ...(withZone ? ['zone'] : []),
     'segment',
     ...(withNode ? ['node'] : []),
     'requests',
@@ -204,6 +207,7 @@ function runnerLines(result: RunResult, p: Painter): string[] {
   ];
   const rows = result.runners.map((r) => [
     String(r.index),
+    ...(withZone ? [r.zone ? terminalText(r.zone) : '-'] : []),
     terminalText(r.segment),
     ...(withNode ? [r.node ? terminalText(r.node) : '-'] : []),
     r.requests === undefined ? '-' : formatCount(r.requests),
@@ -212,7 +216,7 @@ function runnerLines(result: RunResult, p: Painter): string[] {
     r.startOffsetMs === undefined ? '-' : `+${formatMs(r.startOffsetMs)}`,
     `${r.ok ? p.paint(MARK.pass, 'green') : p.paint(MARK.fail, 'red')} ${terminalText(r.exit)}`,
   ]);
-  const right = header.map((h) => !['segment', 'node', 'exit'].includes(h));
+  const right = header.map((h) => !['zone', 'segment', 'node', 'exit'].includes(h));
   const [head, ...body] = alignTable([header, ...rows], right);
   return [
     '',
@@ -262,6 +266,21 @@ export function renderTerminalReport(result: RunResult, options: TerminalReportO
     lines.push('', '', title('HOW SURE (in-run confidence intervals)', p), '');
     for (const [k, v] of intervals) lines.push(`${dotted(terminalText(k), width, p)} ${v}`);
     lines.push('', `${INDENT}${intervalsNote(result)}`);
+  }
+  const zones = zoneRows(result);
+  if (zones.length > 0) {
+    const [head, ...body] = alignTable(
+      [ZONE_COLUMNS.map((c) => c.toLowerCase()), ...zones.map((r) => r.map(terminalText))],
+      ZONE_COLUMNS.map((_, i) => i > 0),
+    );
+    lines.push(
+      '',
+      '',
+      title('ZONES', p),
+      '',
+      INDENT + p.paint(head!, 'bold'),
+      ...body.map((l) => INDENT + l),
+    );
   }
   lines.push(
     '',

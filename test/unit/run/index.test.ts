@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../../src/cli/program.ts';
 import { ConfigurationError, exitCodeFor, RunError } from '../../../src/errors.ts';
 import { K6_STATUS } from '../../../src/k6/rest.ts';
+import { planRun } from '../../../src/run/plan.ts';
 import { waitFor } from '../../support/wait.ts';
 import { type FakeRunnerScript, fakePreflight, runFake, summaryJson } from './support/fakes.ts';
 
@@ -151,6 +152,28 @@ describe('an interruption as the last runner becomes ready', () => {
 });
 
 describe('the monitor', () => {
+  it('names the zone whose runners outlive the deadline, and keeps the other zone', async () => {
+    const plan = planRun({
+      runners: 1,
+      maxVUs: 10,
+      zones: [
+        { name: 'east', share: 50, runners: 1 },
+        { name: 'west', share: 50, runners: 1 },
+      ],
+    });
+    const { run } = setup([{}, { run: 'hang' }], { preflight: fakePreflight(10), graceS: 5, plan });
+    const result = await run;
+    expect(result.failures).toEqual([
+      "deadline exceeded: still running 5 s after the test's totalDuration of 10 s (still testing: runner 1)",
+      'zone "west": runner 1 still testing at the deadline (was its cluster reachable?); the other zones\' data is kept',
+    ]);
+    expect(result.failureKinds).toEqual(['deadline', 'deadline']);
+    expect(result.zones!.map((z) => [z.name, z.requests])).toEqual([
+      ['east', 100],
+      ['west', 100],
+    ]);
+  });
+
   it('stops everyone when the test outlives its totalDuration plus the grace', async () => {
     const { backend, run, log } = setup([{ run: 'hang' }, { run: 'hang' }], {
       preflight: fakePreflight(10),
@@ -159,7 +182,7 @@ describe('the monitor', () => {
     const result = await run;
     expect(result.failureKinds).toEqual(['deadline']);
     expect(result.failures).toEqual([
-      "deadline exceeded: still running 5 s after the test's totalDuration of 10 s",
+      "deadline exceeded: still running 5 s after the test's totalDuration of 10 s (still testing: runner 0, 1)",
     ]);
     expect(backend.runners.map((r) => [r.calls.stop, r.calls.kill])).toEqual([
       [1, 0],
@@ -171,7 +194,7 @@ describe('the monitor', () => {
       [103, true],
     ]);
     expect(log.lines).toContain(
-      "warning: stopping every runner: deadline exceeded: still running 5 s after the test's totalDuration of 10 s",
+      "warning: stopping every runner: deadline exceeded: still running 5 s after the test's totalDuration of 10 s (still testing: runner 0, 1)",
     );
     expect(exitCodeFor(result.failureKinds!)).toBe(1);
   });

@@ -85,6 +85,21 @@ function setup(readyAtNodeMs: number[], nodes: string[] = readyAtNodeMs.map((_, 
 }
 
 describe('a scheduled start', () => {
+  it("starts at the instant given for several backends (load zones), moved to the nodes' clock", async () => {
+    const s = setup([T0 - 250, T0 - 250]);
+    // 900 ms from now by this clock: 250 ms earlier by the nodes' clock.
+    const start = scheduledStart(s.deps, s.runners, s.logs, { earliestEndS: 0, atMs: T0 + 900 });
+    await settle();
+    expect(s.mailboxes.get(0)).toEqual({ startAt: T0 + 650 });
+    expect(s.mailboxes.get(1)).toEqual({ startAt: T0 + 650 });
+    await s.clock.advance(910);
+    s.logs[0]!.feed(`k6d-started ${T0 + 650} ${T0 + 652}\n`);
+    s.logs[1]!.feed(`k6d-started ${T0 + 652} ${T0 + 655}\n`);
+    const result = await start;
+    expect(result.firstAtMs).toBe(T0 + 900);
+    expect(result.offsetsMs).toEqual([0, 2]);
+  });
+
   it("gives every barrier one instant of the nodes' clock and reads the offsets from their started lines", async () => {
     // Runner 0's ready line came 300 ms after its node time, runner 1's 250 ms: the least bound counts.
     const s = setup([T0 - 300, T0 - 250]);
@@ -110,6 +125,8 @@ describe('a scheduled start', () => {
       startedAtMs: T0 + 350,
       offsetsMs: [0, 1],
       confirmedSpreadMs: 3,
+      // The first un-pause (T0 + 100 of the nodes' clock) in this clock.
+      firstAtMs: T0 + 350,
     });
     expect(s.proxiedStarts).toEqual([]);
     expect(s.warnings).toEqual([]);
