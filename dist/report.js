@@ -4,4 +4,4 @@ import { fileURLToPath as __k6dFileURLToPath } from 'node:url';
 const require = __k6dCreateRequire(import.meta.url);
 const __filename = __k6dFileURLToPath(import.meta.url);
 const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));
-import{a as n,d as u,r as a}from"./chunks/chunk-CNEF2XMS.js";import{H as r,I as p,O as e,P as i,Q as m}from"./chunks/chunk-LJQA55X3.js";async function s(){try{let t=u(r),o=await a(t,i(t.token,n()));p({...o.outputs}),m(o)}catch(t){e(t,"report failed")}}await s();
+import{a as n,d as u,r as a}from"./chunks/chunk-MZG5AURP.js";import{O as r,P as p,V as e,W as i,X as m}from"./chunks/chunk-76OLAMDG.js";async function s(){try{let t=u(r),o=await a(t,i(t.token,n()));p({...o.outputs}),m(o)}catch(t){e(t,"report failed")}}await s();
