@@ -20,6 +20,7 @@ import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
 import { type Collected, collectAll, cpuSecondsOf } from './collect.ts';
+import { startIntervalMetrics } from './interval-receiver.ts';
 import { launch, runLifetimeS } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { k6FileOutputs, newRunId, planRun } from './plan.ts';
@@ -189,9 +190,12 @@ export interface RunOptions {
  *   every case the backend was cleaned up first.
  */
 export async function runDistributed(options: RunOptions): Promise<RunResult> {
-  const { backend, plan, preflight: pre, log, signal } = options;
+  const { backend, preflight: pre, log, signal } = options;
   const clock = options.clock ?? realClock;
   const stopTimeoutS = options.stopTimeoutS ?? 30;
+  // Latency per interval: the runners push histograms to a receiver here (local backend only).
+  const intervals = await startIntervalMetrics(options.plan, { backend: backend.name, ...pre, log });
+  const plan = intervals?.plan ?? options.plan;
   try {
     const lifecycle = lifecycleOptions(pre.options);
     const times = { startTimeoutS: options.startTimeoutS ?? 300, graceS: options.graceS ?? 120 };
@@ -273,7 +277,9 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       contains: monitored.contains,
       vusSamples: monitored.vusSamples,
       collected,
-      timeline: monitored.progress.finish(monitored.endedAtMs, collected.summaries),
+      timeline: ((t) => intervals?.finish(t, start.startedAtMs) ?? t)(
+        monitored.progress.finish(monitored.endedAtMs, collected.summaries),
+      ),
       cpuSeconds: cpuAtStart.map((at, i) =>
         at === undefined || cpuAtEnd[i] === undefined ? undefined : cpuAtEnd[i]! - at,
       ),
@@ -281,6 +287,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   } catch (error) {
     await backend.cleanup();
     throw error;
+  } finally {
+    await intervals?.close();
   }
 }
 

@@ -8,7 +8,7 @@ import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
 import { countInsufficientVUs } from '../../k6/log.ts';
 import { httpRequest, runnerApi } from '../../k6/rest.ts';
 import type { RunnerExit } from '../../plan.ts';
-import { type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
+import { intervalMetricsEnv, type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
 import type { Backend, Runner } from '../backend.ts';
 import { Watchdog } from './watchdog.ts';
 
@@ -166,6 +166,7 @@ export class LocalBackend implements Backend {
           [SUMMARY_OUT_ENV]: compactPath,
           K6D_RUNNERS: String(plan.runners.length),
           ...runnerEnv(plan),
+          ...intervalMetricsEnv(plan, runnerPlan.index),
         },
       });
       const warnings = { insufficientVUs: 0 };
