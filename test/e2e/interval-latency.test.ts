@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts';
 import { TimelineSchema } from '../../src/result/timeline-schema.ts';
 import { startCli, tempDir, writeScript } from '../support/cli.ts';
-import { compareWithRaw } from '../support/raw-intervals.ts';
+import { compareWithRaw, STEP_SCRIPT } from '../support/raw-intervals.ts';
 
 // Real k6 runners through the real CLI against a real HTTP server on 127.0.0.1. The runners'
 // own `--out json` files are the truth the per-interval percentiles are checked against.
@@ -15,23 +15,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await target.stop();
 });
-
-/** 12 s at 200 req/s on 2 runners; latency steps from 5–25 ms to 30–50 ms at 6 s. */
-export const STEP_SCRIPT = `
-import http from 'k6/http';
-import exec from 'k6/execution';
-export const options = {
-  scenarios: { s: { executor: 'constant-arrival-rate', rate: 200, timeUnit: '1s', duration: __ENV.DURATION || '12s',
-    preAllocatedVUs: 40, gracefulStop: '1s' } },
-  thresholds: { 'http_req_duration{name:slow}': ['p(95)<1000'] },
-};
-export default function () {
-  const half = (__ENV.DURATION ? parseInt(__ENV.DURATION) : 12) * 500;
-  const base = exec.instance.currentTestRunDuration > half ? 30 : 5;
-  const ms = base + Math.floor(Math.random() * 20);
-  http.get(__ENV.TARGET + '/slow?ms=' + ms, { tags: { name: ms >= 30 ? 'slow' : 'fast' } });
-}
-`;
 
 describe('latency per interval', () => {
   it('matches the raw samples of each interval within 5%, for http_req_duration and a threshold submetric', async () => {

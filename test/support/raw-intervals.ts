@@ -72,3 +72,24 @@ export function compareWithRaw(
   }
   return out;
 }
+
+/**
+ * A test at 200 req/s (`__ENV.RATE` to change), 12 s unless `__ENV.DURATION` (whole seconds) says
+ * otherwise; latency steps from 5–25 ms to 30–50 ms halfway. Tags `name: slow` (≥ 30 ms) and
+ * `fast`, and a threshold on `http_req_duration{name:slow}`.
+ */
+export const STEP_SCRIPT = `
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = {
+  scenarios: { s: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE || 200), timeUnit: '1s', duration: __ENV.DURATION || '12s',
+    preAllocatedVUs: 40, gracefulStop: '1s' } },
+  thresholds: { 'http_req_duration{name:slow}': ['p(95)<1000'] },
+};
+export default function () {
+  const half = (__ENV.DURATION ? parseInt(__ENV.DURATION) : 12) * 500;
+  const base = exec.instance.currentTestRunDuration > half ? 30 : 5;
+  const ms = base + Math.floor(Math.random() * 20);
+  http.get(__ENV.TARGET + '/slow?ms=' + ms, { tags: { name: ms >= 30 ? 'slow' : 'fast' } });
+}
+`;
