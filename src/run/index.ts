@@ -16,6 +16,7 @@ import type { Logger } from '../log.ts';
 import type { RunPlan } from '../plan.ts';
 import { testWindowS } from '../result/build.ts';
 import { writeResultOrKeep } from '../result/file.ts';
+import { latencyIntervals } from '../result/interval-latency.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
@@ -244,6 +245,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       graceS: times.graceS,
       stopTimeoutS,
       progressIntervalS: options.progressIntervalS ?? 10,
+      // Adaptive, as the latency's intervals: about 60 points, one a second at the finest.
+      timelineIntervalS: Math.max(1, latencyIntervals(pre.totalDurationS).intervalMs / 1000),
       onTestEnded: async (lingering) => {
         cpuAtEnd = await cpuSecondsOf(launched.runners);
         teardown = await teardownOnce(launched.runners, lingering, {
