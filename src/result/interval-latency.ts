@@ -6,8 +6,8 @@
  * pushes each series whose samples moved every push interval. A push minus the previous one of
  * the same series is exactly the samples in between: bucket counts subtract. The deltas of every
  * runner and every matching series add up, by interval, into one histogram per interval, whose
- * quantiles are within the bucket's half-width of the raw samples' (schema 3, k6's factor 1.1:
- * ±4.4%, {@link relativeErrorBound}).
+ * quantiles land close to the raw samples' (schema 3, k6's factor 1.1: buckets of ±4.4%,
+ * {@link bucketHalfWidth}; measured in bench/results/timeline.md).
  */
 
 import type { NativeHistogram, RemoteWriteSeries } from '../k6/remote-write.ts';
@@ -40,8 +40,13 @@ function midpoint(schema: number, index: number): number {
   return 2 ** ((index - 0.5) * 2 ** -schema);
 }
 
-/** The largest relative error of a bucket midpoint against any value in the bucket (schema 3: 0.044). */
-export function relativeErrorBound(schema: number): number {
+/** The value `share` (0–1) of the way through bucket `index` on a log scale (0.5: its midpoint). */
+function bucketPoint(schema: number, index: number, share: number): number {
+  return 2 ** ((index - 1 + share) * 2 ** -schema);
+}
+
+/** A bucket's half-width: the largest relative error of its midpoint against any value in it (schema 3: 0.044). */
+export function bucketHalfWidth(schema: number): number {
   return Math.sqrt(2 ** (2 ** -schema)) - 1;
 }
 
@@ -74,20 +79,26 @@ export function addHistogram(into: NativeHistogram, from: NativeHistogram): void
 
 /**
  * Quantiles of a histogram as k6 computes them on raw samples (k6 v2.2.0 `metrics/sink.go`
- * `TrendSink.P`: rank `q × (count − 1)`, linear between the two samples around it), each sample
- * taken at its bucket's midpoint (0 in the zero bucket).
+ * `TrendSink.P`: rank `q × (count − 1)`, linear between the two samples around it), the samples of
+ * each bucket spread evenly over it on a log scale, as Prometheus interpolates native buckets
+ * (`histogram_quantile`); 0 in the zero bucket. A lone sample sits at its bucket's midpoint (within
+ * {@link bucketHalfWidth}); many samples of a continuous distribution land much closer, and the
+ * worst case, every sample at one edge of a bucket, is the bucket's width (9% at schema 3).
  * @param qs fractions in [0, 1], ascending. @returns one value per `q`, in the histogram's unit.
  */
 export function histogramQuantiles(h: NativeHistogram, qs: readonly number[]): number[] {
   const sorted = [...h.buckets].sort((x, y) => x[0] - y[0]);
   const n = h.zeroCount + sorted.reduce((a, [, c]) => a + c, 0);
-  /** The value of the k-th smallest sample (0-based). */
+  /**
+   * The value of the k-th smallest sample (0-based): the `c` samples of a bucket spread evenly over
+   * it on a log scale, the j-th at `(j + 0.5) / c` of the way (one sample: the midpoint).
+   */
   const at = (k: number): number => {
     let seen = h.zeroCount;
     if (k < seen) return 0;
     for (const [i, c] of sorted) {
+      if (k < seen + c) return bucketPoint(h.schema, i, (k - seen + 0.5) / c);
       seen += c;
-      if (k < seen) return midpoint(h.schema, i);
     }
     return midpoint(h.schema, sorted.at(-1)?.[0] ?? 0);
   };
@@ -169,7 +180,7 @@ export class IntervalLatencyRecorder {
     const out: IntervalLatencySeries = {
       source: 'prometheus-rw-native-histograms',
       intervalS: intervalMs / 1000,
-      relativeErrorBound: round(relativeErrorBound(this.#schema), 4),
+      bucketHalfWidth: round(bucketHalfWidth(this.#schema), 4),
       metrics: [],
     };
     for (const spec of this.#specs) {
@@ -217,13 +228,13 @@ const STEPS_MS = [200, 250, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_00
 /**
  * The adaptive interval and push interval for a test of `totalDurationS` (k6 inspect's
  * totalDuration, s): the longest step that still gives 60 intervals or more (200 ms at least), and a push
- * eight times per interval (25 ms to 1 s), so that a push's span, which counts whole in the
- * interval holding its middle, is at most an eighth of an interval.
+ * ten times per interval (20 ms to 1 s), so that a push's span, which counts whole in the
+ * interval holding its middle, is at most a tenth of an interval.
  * @returns both in ms.
  */
 export function latencyIntervals(totalDurationS: number): { intervalMs: number; pushIntervalMs: number } {
   const ms = Math.max(0, totalDurationS) * 1000;
   let intervalMs = STEPS_MS[0]!;
   for (const step of STEPS_MS) if (ms / step >= 60) intervalMs = step;
-  return { intervalMs, pushIntervalMs: Math.min(1000, Math.max(25, Math.round(intervalMs / 8))) };
+  return { intervalMs, pushIntervalMs: Math.min(1000, Math.max(20, Math.round(intervalMs / 10))) };
 }

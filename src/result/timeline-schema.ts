@@ -64,8 +64,8 @@ export type TimelinePoint = z.infer<typeof TimelinePointSchema>;
 /**
  * One interval of a per-interval latency series. Values are in the series' `unit`; the
  * percentiles are k6's (rank `q × (count − 1)`, linear between samples) over the samples whose
- * push landed in the interval, each at its bucket's midpoint: within `relativeErrorBound` of the raw
- * samples' percentile of the same interval (see src/result/interval-latency.ts).
+ * push landed in the interval, a bucket's samples spread evenly over it: close to the raw samples'
+ * percentile of the same interval (src/result/interval-latency.ts; bench/results/timeline.md).
  */
 export const LatencyPointSchema = z.object({
   /** End of the interval, seconds since the synchronised start. */
@@ -92,8 +92,8 @@ export const IntervalLatencySchema = z.object({
   source: z.literal('prometheus-rw-native-histograms'),
   /** The interval, s: adaptive, about 60 or more intervals per test. */
   intervalS: z.number().positive(),
-  /** The largest relative error of a value against the raw samples' percentile (a fraction; schema 3: 0.044). */
-  relativeErrorBound: z.number().nonnegative(),
+  /** Half the width of a histogram bucket, a fraction (schema 3: 0.044): a lone sample's largest error. */
+  bucketHalfWidth: z.number().nonnegative(),
   metrics: z.array(
     z.object({
       /** The metric key, as in thresholds. */

@@ -20,6 +20,7 @@ describe('latency per interval', () => {
   it('matches the raw samples of each interval within 5%, for http_req_duration and a threshold submetric', async () => {
     const script = writeScript(STEP_SCRIPT);
     const cwd = tempDir('k6d-interval-');
+    // 500 req/s: 100 samples per 0.2 s interval, so that a p95 is not one sample's luck.
     const { done } = startCli(
       [
         'run',
@@ -29,6 +30,8 @@ describe('latency per interval', () => {
         '--',
         '-e',
         `TARGET=${target.url}`,
+        '-e',
+        'RATE=500',
         '--out',
         'json=raw-{runner}.json',
       ],
@@ -51,23 +54,38 @@ describe('latency per interval', () => {
     ] as const) {
       const rows = compareWithRaw(latency, key, files, 'http_req_duration', tags, startedAtMs);
       // Intervals with enough samples for a p95 to mean something (the first and last are partial).
-      const full = rows.filter((r) => r.rawCount >= 20);
+      const full = rows.filter((r) => r.rawCount >= 50);
       expect(full.length, key).toBeGreaterThan(key.includes('slow') ? 20 : 50);
       const p95Errors = full.map((r) => Math.abs(r.p.p95[2]));
       const within = p95Errors.filter((e) => e <= 0.05).length;
-      // Every interval's p95 within 5% but for a push split across an edge (at most 1 in 20).
-      expect(
-        within / full.length,
-        `${key}: ${JSON.stringify(full.map((r) => r.p.p95))}`,
-      ).toBeGreaterThanOrEqual(0.95);
+      // Within 5% but where a push split across an interval's edge moved the p95's few samples
+      // (the 60 s run of bench/timeline.ts, with 200 samples an interval, has every one within 5%).
+      const shown = `${key}: ${JSON.stringify(full.map((r) => r.p.p95))}`;
+      expect(within / full.length, shown).toBeGreaterThanOrEqual(0.9);
+      expect(p95Errors.sort((a, b) => a - b)[Math.floor(p95Errors.length / 2)], shown).toBeLessThan(0.025);
       const counted = rows.reduce((a, r) => a + r.ourCount, 0);
       const raw = rows.reduce((a, r) => a + r.rawCount, 0);
       expect(Math.abs(counted - raw) / raw).toBeLessThan(0.02);
     }
-    // The step at 6 s shows per interval: p95 before it is under 30 ms, after it over 30 ms.
-    const before = http.points.filter((p) => p.tS > 1 && p.tS < 5.5);
-    const after = http.points.filter((p) => p.tS > 7 && p.tS < 11);
-    expect(before.every((p) => p.p95! < 29)).toBe(true);
-    expect(after.every((p) => p.p95! > 30)).toBe(true);
+    // The step at 6 s lands in the same interval as in the raw samples: the largest rise of p50
+    // between 5 s and 7 s is at the same point (a series off by one interval would fail).
+    const rows = compareWithRaw(
+      latency,
+      'http_req_duration{expected_response:true}',
+      files,
+      'http_req_duration',
+      { expected_response: 'true' },
+      startedAtMs,
+    ).filter((r) => r.tS > 5 && r.tS < 7);
+    const steepest = (v: (r: (typeof rows)[number]) => number): number => {
+      let at = 0;
+      let rise = 0;
+      for (let i = 1; i < rows.length; i++) {
+        const d = v(rows[i]!) - v(rows[i - 1]!);
+        if (d > rise) [at, rise] = [rows[i]!.tS, d];
+      }
+      return at;
+    };
+    expect(steepest((r) => r.p.p50[0])).toBe(steepest((r) => r.p.p50[1]));
   });
 });

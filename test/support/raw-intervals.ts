@@ -83,7 +83,7 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 export const options = {
   scenarios: { s: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE || 200), timeUnit: '1s', duration: __ENV.DURATION || '12s',
-    preAllocatedVUs: 40, gracefulStop: '1s' } },
+    preAllocatedVUs: 60, gracefulStop: '1s' } },
   thresholds: { 'http_req_duration{name:slow}': ['p(95)<1000'] },
 };
 export default function () {

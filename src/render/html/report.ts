@@ -111,7 +111,7 @@ function timelineSection(timeline: Timeline | undefined): string {
   const latency = timeline.latency;
   const note = latency
     ? `Every ${timeline.intervalS} s across all runners; latency percentiles every ${latency.intervalS} s, ` +
-      `per interval (from the runners' histograms, within ${(latency.relativeErrorBound * 100).toFixed(1)}% of the raw samples); ` +
+      `per interval (from the runners' histograms, buckets of ±${(latency.bucketHalfWidth * 100).toFixed(1)}%); ` +
       'the mean latency is per interval and exact.</p>'
     : `Every ${timeline.intervalS} s across all runners. ` +
       'k6 reports percentiles only since the start of the test, so p95 is shown as the band between the ' +

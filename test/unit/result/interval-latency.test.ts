@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { NativeHistogram, RemoteWriteSeries } from '../../../src/k6/remote-write.ts';
 import {
+  bucketHalfWidth,
   EXPECTED_DURATION,
   histogramQuantiles,
   IntervalLatencyRecorder,
   latencyIntervals,
-  relativeErrorBound,
 } from '../../../src/result/interval-latency.ts';
 import { exactPercentile } from '../../../src/result/quantiles.ts';
 
@@ -25,7 +25,7 @@ function push(name: string, labels: Record<string, string>, h: NativeHistogram):
 }
 
 describe('histogramQuantiles', () => {
-  it("is within the bucket's half-width of k6's percentile of the raw values", () => {
+  it("is within 3% of k6's percentile of the raw values of a skewed continuous distribution (the midpoint alone: 4.4%)", () => {
     let seed = 7;
     const random = () => {
       seed = (seed * 16807) % 2147483647;
@@ -37,8 +37,16 @@ describe('histogramQuantiles', () => {
     const ours = histogramQuantiles(histogramOf(values, 0), qs);
     for (const [i, q] of qs.entries()) {
       const truth = exactPercentile(sorted, q * 100);
-      expect(Math.abs(ours[i]! / truth - 1)).toBeLessThanOrEqual(relativeErrorBound(3) + 1e-9);
+      expect(Math.abs(ours[i]! / truth - 1)).toBeLessThanOrEqual(0.03);
     }
+  });
+});
+
+describe('histogramQuantiles of a lone sample', () => {
+  it("gives its bucket's midpoint: within the bucket's half-width", () => {
+    const [p50] = histogramQuantiles(histogramOf([0.0123], 0), [0.5]);
+    expect(Math.abs(p50! / 0.0123 - 1)).toBeLessThanOrEqual(bucketHalfWidth(3));
+    expect(bucketHalfWidth(3)).toBeCloseTo(0.0443, 4);
   });
 });
 
@@ -83,10 +91,10 @@ describe('IntervalLatencyRecorder', () => {
 });
 
 describe('latencyIntervals', () => {
-  it('gives 60 intervals or more, pushes 8 per interval, 200 ms at least', () => {
-    expect(latencyIntervals(10)).toEqual({ intervalMs: 200, pushIntervalMs: 25 });
-    expect(latencyIntervals(15)).toEqual({ intervalMs: 250, pushIntervalMs: 31 });
-    expect(latencyIntervals(60)).toEqual({ intervalMs: 1000, pushIntervalMs: 125 });
+  it('gives 60 intervals or more, pushes 10 per interval, 200 ms at least', () => {
+    expect(latencyIntervals(10)).toEqual({ intervalMs: 200, pushIntervalMs: 20 });
+    expect(latencyIntervals(15)).toEqual({ intervalMs: 250, pushIntervalMs: 25 });
+    expect(latencyIntervals(60)).toEqual({ intervalMs: 1000, pushIntervalMs: 100 });
     expect(latencyIntervals(3600)).toEqual({ intervalMs: 60_000, pushIntervalMs: 1000 });
   });
 });
