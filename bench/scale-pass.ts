@@ -7,7 +7,7 @@
  * wall ms, the total, the process CPU ms of the pass, and the ms the imports took (not counted).
  */
 const importStart = performance.now();
-const { readFile } = await import('node:fs/promises');
+const { readLogTail, readRunnerSummary } = await import('../src/backends/local/backend.ts');
 const os = await import('node:os');
 const path = await import('node:path');
 const { parseThresholds } = await import('../src/k6/thresholds-parser.ts');
@@ -43,19 +43,19 @@ const pre: Preflight = {
   options: {},
 };
 const plan = planRun({ runners: n, maxVUs: n * 10, extraPercentiles: [], userRunArgs: [], tags: {} });
-// Runners as the local backend leaves them: a compact summary file each (read in collect()).
-const runners = Array.from(
-  { length: n },
-  (_, i) =>
-    ({
-      index: i,
-      collect: async () => ({
-        summary: await readFile(path.join(dir!, `runner-${i}-summary.k6d.json`), 'utf8'),
-        logTail: '',
-        insufficientVUs: 0,
-      }),
-    }) as unknown as Runner,
-);
+// Runners as the local backend leaves them: a compact summary and a log each, read by the local
+// backend's own functions, as its collect() reads them.
+const runners = Array.from({ length: n }, (_, i) => {
+  const file = (name: string) => path.join(dir!, `runner-${i}${name}`);
+  return {
+    index: i,
+    collect: async () => ({
+      summary: readRunnerSummary(file('-summary.k6d.json'), file('-summary.json')),
+      logTail: await readLogTail(file('.log'), 20),
+      insufficientVUs: 0,
+    }),
+  } as unknown as Runner;
+});
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();

@@ -12,7 +12,8 @@
  * The machine is shared: besides the wall time, the process CPU time of the whole pass is reported,
  * which other processes disturb less. Prints the figures and writes bench/results/scale.{json,md}.
  *
- *   npm run bench:scale
+ *   npm run bench:scale                       (SCALE_RUNNERS=10,100,1000 SCALE_PROCESSES=5)
+ *   node bench/scale.ts --summaries <dir> <n>  (write the summaries only, to profile one pass)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -156,6 +157,13 @@ const STAGES = ['collect', 'assemble', 'write', 'markdown', 'html'] as const;
 const PROCESSES = Number(process.env.SCALE_PROCESSES ?? 5);
 const COUNTS = (process.env.SCALE_RUNNERS ?? '10,100,1000').split(',').map(Number);
 
+/** A runner's log as k6 writes it with `--quiet` (a few lines; the collect reads its tail). */
+const LOG = Array.from(
+  { length: 40 },
+  (_, i) =>
+    `time="2026-11-25T19:00:${String(i).padStart(2, '0')}Z" level=info msg="line ${i}" source=console\n`,
+).join('');
+
 /** Writes `n` runners' compact summaries (varied copies) into `dir`, as local runners leave them. */
 async function writeSummaries(dir: string, n: number): Promise<number> {
   let bytes = 0;
@@ -163,6 +171,7 @@ async function writeSummaries(dir: string, n: number): Promise<number> {
     const text = compactRunnerSummary(runnerSummary(i));
     bytes += text.length;
     await writeFile(path.join(dir, `runner-${i}-summary.k6d.json`), text);
+    await writeFile(path.join(dir, `runner-${i}.log`), LOG);
   }
   return bytes / n;
 }
@@ -173,6 +182,15 @@ interface PassFigures {
   cpuMs: number;
   /** Loading the modules (not part of the path: a real run has them loaded already). */
   importMs: number;
+}
+
+// `node bench/scale.ts --summaries <dir> <n>`: only write the summaries, for a profile of one pass
+// (`node --cpu-prof bench/scale-pass.ts <dir> <n> '<thresholds>'`).
+if (process.argv[2] === '--summaries') {
+  await mkdir(process.argv[3]!, { recursive: true });
+  await writeSummaries(process.argv[3]!, Number(process.argv[4]));
+  console.log(JSON.stringify(THRESHOLDS));
+  process.exit(0);
 }
 
 const rows: Array<{
