@@ -67,16 +67,21 @@ export const REMOTE_WRITE_OUTPUT = 'experimental-prometheus-rw';
  * The environment that points runner `index`'s `experimental-prometheus-rw` output at the
  * receiver: k6 reads this output's options from the environment only (k6 v2.2.0
  * `output/prometheusrw/remotewrite/config.go`: its `--out` argument is ignored). Trends become
- * native histograms (`K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM`, bucket factor 1.1); no stale
- * markers (one request less at the end). Empty without {@link RunPlan.intervalMetrics}.
+ * native histograms (bucket factor 1.1) through k6's `native-histograms` feature, added to the
+ * runner's `K6_FEATURES` (comma-separated, k6 `internal/features/resolve.go`; the legacy
+ * `K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM` works too but warns in every runner's log). A
+ * `--features` flag of the user's wins over the environment in k6: then no histograms come, and the
+ * result has no per-interval latency. No stale markers (one request less at the end). Empty
+ * without {@link RunPlan.intervalMetrics}.
+ * @param features the `K6_FEATURES` the runner would have otherwise (the user's), if any.
  */
-export function intervalMetricsEnv(plan: RunPlan, index: number): Record<string, string> {
+export function intervalMetricsEnv(plan: RunPlan, index: number, features?: string): Record<string, string> {
   const rw = plan.intervalMetrics;
   if (!rw) return {};
   return {
     K6_PROMETHEUS_RW_SERVER_URL: `${rw.url}/${index}`,
     K6_PROMETHEUS_RW_PUSH_INTERVAL: `${rw.pushIntervalMs}ms`,
-    K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
+    K6_FEATURES: [features, 'native-histograms'].filter(Boolean).join(','),
     K6_PROMETHEUS_RW_STALE_MARKERS: 'false',
   };
 }

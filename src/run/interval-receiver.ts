@@ -39,7 +39,9 @@ export async function startIntervalMetrics(
   options: { backend: string; totalDurationS: number; thresholds: readonly Threshold[]; log: Logger },
 ): Promise<IntervalMetrics | undefined> {
   if (options.backend !== 'local') return undefined;
-  if (plan.userRunArgs.some((arg) => arg.includes(REMOTE_WRITE_OUTPUT))) {
+  // The user's own output, by flag (`--out`, `-o`) or by k6's K6_OUT.
+  const outs = [...plan.userRunArgs, plan.env.K6_OUT ?? '', process.env.K6_OUT ?? ''];
+  if (outs.some((arg) => arg.includes(REMOTE_WRITE_OUTPUT))) {
     options.log.info(
       `timeline: your --out ${REMOTE_WRITE_OUTPUT} keeps its URL, so latency per interval is not recorded`,
     );

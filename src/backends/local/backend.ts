@@ -185,7 +185,11 @@ export class LocalBackend implements Backend {
           [SUMMARY_OUT_ENV]: compactPath,
           K6D_RUNNERS: String(plan.runners.length),
           ...runnerEnv(plan),
-          ...intervalMetricsEnv(plan, runnerPlan.index),
+          ...intervalMetricsEnv(
+            plan,
+            runnerPlan.index,
+            plan.env.K6_FEATURES ?? this.env.K6_FEATURES ?? process.env.K6_FEATURES,
+          ),
         },
       });
       const warnings = { insufficientVUs: 0 };
