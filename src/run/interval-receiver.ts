@@ -30,8 +30,9 @@ export interface IntervalMetrics {
 
 /**
  * Starts the receiver for a local run, or returns undefined when the run cannot have one: a
- * non-local backend, or the user's own `--out experimental-prometheus-rw` (k6 configures that
- * output from the environment only, so both would share one URL; the user's wins).
+ * non-local backend, the user's own `--out experimental-prometheus-rw` (k6 configures that
+ * output from the environment only, so both would share one URL; the user's wins), or no free
+ * port on 127.0.0.1 (a warning; the run goes on). Never throws.
  * @param totalDurationS the test's totalDuration, s: sets the adaptive interval.
  */
 export async function startIntervalMetrics(
@@ -71,10 +72,18 @@ export async function startIntervalMetrics(
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+  } catch (error) {
+    // The run goes on without it: the timeline keeps the since-start band.
+    options.log.warning(
+      `timeline: no latency per interval (no port on 127.0.0.1: ${(error as Error).message})`,
+    );
+    return undefined;
+  }
   const { port } = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   return {

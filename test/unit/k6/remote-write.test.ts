@@ -2,21 +2,7 @@ import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { describe, expect, it } from 'vitest';
 import { decodeRemoteWrite } from '../../../src/k6/remote-write.ts';
 import { decodeSnappy } from '../../../src/k6/snappy.ts';
-
-/** Snappy with literals only (valid snappy; what a compressor emits for incompressible data). */
-function snappyLiterals(data: Uint8Array): Uint8Array {
-  const out: number[] = [];
-  let n = data.length;
-  do {
-    out.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-    n >>>= 7;
-  } while (n > 0);
-  for (let i = 0; i < data.length; i += 65536) {
-    const chunk = data.subarray(i, i + 65536);
-    out.push(61 << 2, (chunk.length - 1) & 0xff, (chunk.length - 1) >>> 8, ...chunk);
-  }
-  return Uint8Array.from(out);
-}
+import { snappyLiterals } from '../../support/remote-write.ts';
 
 describe('decodeSnappy', () => {
   it('expands literals and copies, overlapping ones too', () => {
