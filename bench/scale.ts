@@ -1,27 +1,28 @@
 /**
- * Scale benchmark of the aggregation path: parse the runners' summaries, aggregate them, judge the
- * thresholds and render the markdown report, for 1, 10, 100 and 1,000 synthetic runners. Runners
- * write the compact summary (`compactSummary`, src/k6/compact-summary.ts), made here from the same data by
- * the same function; parsing k6's own `--summary-export` (the fallback) is timed beside it.
+ * Scale benchmark of the whole post-run path, as a real run does it once: read and parse the
+ * runners' summaries (collectAll), aggregate, judge the thresholds, merge the groups, make the
+ * handleSummary data and build the result (assembleResult), write the result JSON, render the
+ * markdown report and write the HTML report. Exactly one cold pass per fresh Node process (the JIT
+ * as cold as after a real run's start), several processes per runner count; the median and the
+ * spread (min–max) of those. Runners write the compact summary (`compactSummary`,
+ * src/k6/compact-summary.ts), made here from the same data by the same function.
  * Each runner's summary looks like a real one: 9 built-in trends plus 5 custom ones, 6 trend
  * submetrics, counters, rates, gauges, 20 checks in two groups, every trend with the full
  * `--summary-trend-stats` grid (plan.ts), keys in that order and indented as k6 writes the file.
  * The machine is shared: besides the wall time, the process CPU time of the whole pass is reported,
  * which other processes disturb less. Prints the figures and writes bench/results/scale.{json,md}.
  *
- *   npm run bench:scale
+ *   npm run bench:scale                       (SCALE_RUNNERS=10,100,1000 SCALE_PROCESSES=5)
+ *   node bench/scale.ts --summaries <dir> <n>  (write the summaries only, to profile one pass)
  */
-import { writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { compactSummary } from '../src/k6/compact-summary.ts';
-import { parseRunnerSummary } from '../src/k6/summary.ts';
-import { evaluateThresholds, thresholdPercentiles } from '../src/k6/thresholds.ts';
+import { thresholdPercentiles } from '../src/k6/thresholds.ts';
 import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
-import { renderReport } from '../src/render/markdown.ts';
-import { aggregateSummaries } from '../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../src/result/quantile-grid.ts';
-import { RESULT_SCHEMA, type RunResult } from '../src/result/schema.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
@@ -144,109 +145,113 @@ function compactRunnerSummary(exported: string): string {
   );
 }
 
+const thresholds = parseThresholds(THRESHOLDS);
+
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 }
 
-const thresholds = parseThresholds(THRESHOLDS);
-const rows: Array<{
-  runners: number;
-  parseMs: number;
-  aggregateMs: number;
-  thresholdsMs: number;
-  renderMs: number;
-  totalMs: number;
-  cpuMs: number;
-  /** Parsing k6's own --summary-export instead (the fallback), ms. */
-  exportParseMs: number;
-}> = [];
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-for (const n of [1, 10, 100, 1000]) {
-  const exports = Array.from({ length: n }, (_, i) => runnerSummary(i));
-  const texts = exports.map(compactRunnerSummary);
-  const repeats = n >= 1000 ? 3 : n >= 100 ? 5 : 20;
-  const samples: Array<[number, number, number, number, number]> = [];
-  const exportSamples: number[] = [];
-  for (let r = 0; r < repeats; r++) {
-    const e0 = performance.now();
-    exports.map(parseRunnerSummary);
-    exportSamples.push(performance.now() - e0);
-    const c0 = cpuMs();
-    const t0 = performance.now();
-    const summaries = texts.map(parseRunnerSummary);
-    const t1 = performance.now();
-    const metrics = aggregateSummaries(summaries, {
-      durationS: 60,
-      percentiles: thresholdPercentiles(thresholds),
-    });
-    const t2 = performance.now();
-    const judged = evaluateThresholds(thresholds, metrics);
-    const t3 = performance.now();
-    const result: RunResult = {
-      schema: RESULT_SCHEMA,
-      verdict: 'passed',
-      failures: [],
-      thresholdsOk: judged.every((t) => t.ok),
-      script: 'bench.js',
-      environment: { backend: 'local', k6Version: 'v2.2.0', runners: n, scriptHash: '0'.repeat(64) },
-      startedAt: new Date(0).toISOString(),
-      endedAt: new Date(60_000).toISOString(),
-      durationS: 60,
-      startSkewMs: 0,
-      metrics,
-      rootGroup: summaries[0]!.rootGroup,
-      thresholds: judged,
-      runners: Array.from({ length: n }, (_, i) => ({
-        index: i,
-        segment: `${i}/${n}:${i + 1}/${n}`,
-        exitCode: 0,
-        exit: 'completed',
-        ok: true,
-        startOffsetMs: 0,
-      })),
-    };
-    renderReport(result);
-    const t4 = performance.now();
-    samples.push([t1 - t0, t2 - t1, t3 - t2, t4 - t3, cpuMs() - c0]);
+/** The stages one pass times, in order (ms of wall time each). */
+const STAGES = ['collect', 'assemble', 'write', 'markdown', 'html'] as const;
+const PROCESSES = Number(process.env.SCALE_PROCESSES ?? 5);
+const COUNTS = (process.env.SCALE_RUNNERS ?? '10,100,1000').split(',').map(Number);
+
+/** A runner's log as k6 writes it with `--quiet` (a few lines; the collect reads its tail). */
+const LOG = Array.from(
+  { length: 40 },
+  (_, i) =>
+    `time="2026-11-25T19:00:${String(i).padStart(2, '0')}Z" level=info msg="line ${i}" source=console\n`,
+).join('');
+
+/** Writes `n` runners' compact summaries (varied copies) into `dir`, as local runners leave them. */
+async function writeSummaries(dir: string, n: number): Promise<number> {
+  let bytes = 0;
+  for (let i = 0; i < n; i++) {
+    const text = compactRunnerSummary(runnerSummary(i));
+    bytes += text.length;
+    await writeFile(path.join(dir, `runner-${i}-summary.k6d.json`), text);
+    await writeFile(path.join(dir, `runner-${i}.log`), LOG);
   }
-  const [parseMs, aggregateMs, thresholdsMs, renderMs, cpu] = [0, 1, 2, 3, 4].map((k) =>
-    median(samples.map((s) => s[k]!)),
-  );
-  const row = {
-    runners: n,
-    parseMs: parseMs!,
-    aggregateMs: aggregateMs!,
-    thresholdsMs: thresholdsMs!,
-    renderMs: renderMs!,
-    totalMs: parseMs! + aggregateMs! + thresholdsMs! + renderMs!,
-    cpuMs: cpu!,
-    exportParseMs: median(exportSamples),
-  };
-  rows.push(row);
-  console.log(
-    `${String(n).padStart(5)} runners: parse ${row.parseMs.toFixed(1)} ms, aggregate ${row.aggregateMs.toFixed(1)} ms, thresholds ${row.thresholdsMs.toFixed(2)} ms, render ${row.renderMs.toFixed(1)} ms, total ${row.totalMs.toFixed(1)} ms (CPU ${row.cpuMs.toFixed(1)} ms); parsing k6's export instead: ${row.exportParseMs.toFixed(1)} ms`,
-  );
+  return bytes / n;
 }
 
+interface PassFigures {
+  stages: Record<(typeof STAGES)[number], number>;
+  totalMs: number;
+  cpuMs: number;
+  /** Loading the modules (not part of the path: a real run has them loaded already). */
+  importMs: number;
+}
+
+// `node bench/scale.ts --summaries <dir> <n>`: only write the summaries, for a profile of one pass
+// (`node --cpu-prof bench/scale-pass.ts <dir> <n> '<thresholds>'`).
+if (process.argv[2] === '--summaries') {
+  await mkdir(process.argv[3]!, { recursive: true });
+  await writeSummaries(process.argv[3]!, Number(process.argv[4]));
+  console.log(JSON.stringify(THRESHOLDS));
+  process.exit(0);
+}
+
+const rows: Array<{
+  runners: number;
+  processes: number;
+  totalMs: { median: number; min: number; max: number };
+  cpuMs: { median: number; min: number; max: number };
+  stages: Record<string, number>;
+}> = [];
+const root = await mkdtemp(path.join(os.tmpdir(), 'k6d-bench-scale-'));
+let summaryKiB = 0;
+try {
+  for (const n of COUNTS) {
+    const dir = path.join(root, String(n));
+    await mkdir(dir, { recursive: true });
+    summaryKiB = (await writeSummaries(dir, n)) / 1024;
+    const passes: PassFigures[] = [];
+    for (let p = 0; p < PROCESSES; p++) {
+      const out = execFileSync(
+        process.execPath,
+        [path.join(import.meta.dirname, 'scale-pass.ts'), dir, String(n), JSON.stringify(THRESHOLDS)],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      );
+      passes.push(JSON.parse(out) as PassFigures);
+    }
+    const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+    const row = {
+      runners: n,
+      processes: PROCESSES,
+      totalMs: spread(passes.map((x) => x.totalMs)),
+      cpuMs: spread(passes.map((x) => x.cpuMs)),
+      stages: Object.fromEntries(STAGES.map((s) => [s, median(passes.map((x) => x.stages[s]))])),
+    };
+    rows.push(row);
+    console.log(
+      `${String(n).padStart(5)} runners: ${row.totalMs.median.toFixed(0)} ms (${row.totalMs.min.toFixed(0)}–${row.totalMs.max.toFixed(0)}), CPU ${row.cpuMs.median.toFixed(0)} ms; ${STAGES.map((s) => `${s} ${row.stages[s]!.toFixed(0)}`).join(', ')}`,
+    );
+    await rm(dir, { recursive: true, force: true });
+  }
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
+
+const fmt = (x: { median: number; min: number; max: number }) =>
+  `${x.median.toFixed(0)} (${x.min.toFixed(0)}–${x.max.toFixed(0)})`;
 const md = [
-  '# Scale: parse + aggregate + thresholds + render',
+  '# Scale: the whole post-run path, one cold pass per process',
   '',
-  `Synthetic runner summaries: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks, ${thresholds.length} thresholds. Summaries as runners write them: the compact summary of the entry module's handleSummary, ${Math.round(compactRunnerSummary(runnerSummary(0)).length / 1024)} KiB each ("parse"); k6's own \`--summary-export\` of the same data (keys in the flag's order, indented, ${Math.round(runnerSummary(0).length / 1024)} KiB, the fallback) is timed in the last column. Median of repeated runs, ms of wall time per stage; "CPU" is the process CPU time of the whole pass (the machine is shared by other jobs: wall times include their load; \`uptime\` load average when measured: ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores). Target: < 100 ms at 100 runners, < 1 s at 1,000.`,
+  `Measured ${new Date().toISOString()} with \`npm run bench:scale\` (bench/scale.ts, each pass in bench/scale-pass.ts). Each pass is a fresh Node process that runs the path once, as a real run does after its runners ended: read and parse every compact summary (collectAll), assembleResult (aggregate, thresholds, groups, handleSummary data, result), write the result JSON, render the markdown report (with charts), write the HTML report. Module loading is not counted (a real run has the modules loaded). Synthetic runner summaries shaped like real ones: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks in 2 groups, ${thresholds.length} thresholds, ${Math.round(summaryKiB)} KiB each. ${PROCESSES} processes per row: median (min–max) of wall ms, and of the process CPU ms. Machine: ${os.cpus().length} cores shared with other jobs, load average ${os.loadavg()[0]!.toFixed(1)}. Target (issue 26): < 100 ms at 100 runners, < 1 s at 1,000.`,
   '',
-  '| runners | parse | aggregate | thresholds | render | total | CPU | parse of k6 export |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  `| runners | total ms | CPU ms | ${STAGES.join(' | ')} |`,
+  `| ---: | ---: | ---: | ${STAGES.map(() => '---:').join(' | ')} |`,
   ...rows.map(
     (r) =>
-      `| ${r.runners} | ${r.parseMs.toFixed(1)} | ${r.aggregateMs.toFixed(1)} | ${r.thresholdsMs.toFixed(2)} | ${r.renderMs.toFixed(1)} | ${r.totalMs.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.exportParseMs.toFixed(1)} |`,
+      `| ${r.runners} | ${fmt(r.totalMs)} | ${fmt(r.cpuMs)} | ${STAGES.map((s) => r.stages[s]!.toFixed(1)).join(' | ')} |`,
   ),
   '',
 ].join('\n');
 await writeFile(
   path.join(RESULTS, 'scale.json'),
-  `${JSON.stringify({ grid: QUANTILE_GRID.length, trends: TRENDS.length, rows }, null, 2)}\n`,
+  `${JSON.stringify({ grid: QUANTILE_GRID.length, trends: TRENDS.length, processes: PROCESSES, rows }, null, 2)}\n`,
 );
 await writeFile(path.join(RESULTS, 'scale.md'), md);
+console.log(md);

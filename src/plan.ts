@@ -63,6 +63,45 @@ export interface RunPlan {
    * environment (read with `--include-system-env-vars`), never on its command line.
    */
   env: Record<string, string>;
+  /**
+   * Where each runner pushes its per-interval histograms (k6's `experimental-prometheus-rw`
+   * output with native histograms, see {@link intervalMetricsEnv}); absent: no such output is added.
+   */
+  intervalMetrics?: IntervalMetricsPlan;
+}
+
+/** The receiver of the runners' per-interval histograms. */
+export interface IntervalMetricsPlan {
+  /** Base URL of the receiver; runner `i` posts to `<url>/<i>`. */
+  url: string;
+  /** How often each runner pushes, ms (k6 `K6_PROMETHEUS_RW_PUSH_INTERVAL`). */
+  pushIntervalMs: number;
+}
+
+/** The output that carries the per-interval histograms (k6 v2.2.0 `cmd/builtin_output_gen.go`). */
+export const REMOTE_WRITE_OUTPUT = 'experimental-prometheus-rw';
+
+/**
+ * The environment that points runner `index`'s `experimental-prometheus-rw` output at the
+ * receiver: k6 reads this output's options from the environment only (k6 v2.2.0
+ * `output/prometheusrw/remotewrite/config.go`: its `--out` argument is ignored). Trends become
+ * native histograms (bucket factor 1.1) through k6's `native-histograms` feature, added to the
+ * runner's `K6_FEATURES` (comma-separated, k6 `internal/features/resolve.go`; the legacy
+ * `K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM` works too but warns in every runner's log). A
+ * `--features` flag of the user's wins over the environment in k6: then no histograms come, and the
+ * result has no per-interval latency. No stale markers (one request less at the end). Empty
+ * without {@link RunPlan.intervalMetrics}.
+ * @param features the `K6_FEATURES` the runner would have otherwise (the user's), if any.
+ */
+export function intervalMetricsEnv(plan: RunPlan, index: number, features?: string): Record<string, string> {
+  const rw = plan.intervalMetrics;
+  if (!rw) return {};
+  return {
+    K6_PROMETHEUS_RW_SERVER_URL: `${rw.url}/${index}`,
+    K6_PROMETHEUS_RW_PUSH_INTERVAL: `${rw.pushIntervalMs}ms`,
+    K6_FEATURES: [features, 'native-histograms'].filter(Boolean).join(','),
+    K6_PROMETHEUS_RW_STALE_MARKERS: 'false',
+  };
 }
 
 /**
@@ -144,6 +183,8 @@ export function runnerArgs(
     plan.sequence,
     ...tags,
     ...(paths.summary === undefined ? [] : ['--summary-export', paths.summary]),
+    // An extra output beside the user's own (`--out` adds up in k6): the per-interval histograms.
+    ...(plan.intervalMetrics ? ['--out', REMOTE_WRITE_OUTPUT] : []),
     // Explicit, so that K6_SUMMARY_MODE=disabled in the environment cannot stop the export.
     '--summary-mode',
     'compact',

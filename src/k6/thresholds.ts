@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../errors.ts';
 import { MERGE_RESOLUTION } from '../result/quantiles.ts';
 import type { MetricResult, MetricType, ThresholdRow } from '../result/schema.ts';
+import { K6_METRIC } from './metrics.ts';
 import {
   type Aggregation,
   type Operator,
@@ -54,6 +55,17 @@ export function findMetric<T>(metrics: Record<string, T>, key: string): T | unde
   const identity = submetricIdentity(key);
   const found = Object.keys(metrics).find((k) => k.includes('{') && submetricIdentity(k) === identity);
   return found === undefined ? undefined : metrics[found];
+}
+
+/**
+ * Which trends the aggregate gives `percentileBands`: those a threshold judges by a percentile
+ * (however the submetric's tags are spelt, as {@link findMetric} matches them) and the latency
+ * trends every report reads (`http_req_duration`, `http_req_duration{expected_response:true}`).
+ */
+export function bandedTrends(thresholds: readonly Threshold[]): (name: string) => boolean {
+  const keys = thresholds.filter((t) => t.percentile !== undefined).map((t) => t.metric);
+  const latency = new Set<string>([K6_METRIC.httpReqDuration, K6_METRIC.httpReqDurationExpected]);
+  return (name) => latency.has(name) || keys.some((k) => findMetric({ [name]: true }, k) !== undefined);
 }
 
 /** Percentiles (in percent) that the thresholds ask of trends, so the aggregate computes them. */

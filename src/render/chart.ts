@@ -146,8 +146,10 @@ export function timelineCharts(timeline: Timeline, maxPoints = DEFAULT_CHART_LIM
       lines: [points.map((p) => p.rps)],
     }),
   ];
+  const perInterval = latencyChart(timeline, maxPoints);
   const latency = points.filter((p) => p.p95MaxMs !== undefined);
-  if (latency.length >= 2) {
+  if (perInterval) charts.push(perInterval);
+  else if (latency.length >= 2) {
     const band = latency.some((p) => p.p95MinMs !== p.p95MaxMs);
     charts.push(
       xyChart({
@@ -163,6 +165,45 @@ export function timelineCharts(timeline: Timeline, maxPoints = DEFAULT_CHART_LIM
     );
   }
   return charts;
+}
+
+/**
+ * The chart of latency per interval (p95 above, p50 below) from `timeline.latency`, or undefined
+ * without it. Over `maxPoints` intervals, consecutive ones merge into one point: the highest p95 and
+ * the highest p50 of them (a spike stays visible), and the title says so.
+ */
+export function latencyChart(
+  timeline: Timeline,
+  maxPoints = DEFAULT_CHART_LIMITS.maxPoints,
+): string | undefined {
+  const main = timeline.latency?.metrics.find(
+    (m) => m.metric === 'http_req_duration{expected_response:true}',
+  );
+  const points = main?.points.filter((p) => p.p95 !== undefined) ?? [];
+  if (points.length < 2) return undefined;
+  const size = Math.ceil(points.length / maxPoints);
+  const merged: Array<{ tS: number; p95: number; p50: number }> = [];
+  for (let i = 0; i < points.length; i += size) {
+    const bucket = points.slice(i, i + size);
+    merged.push({
+      tS: bucket.at(-1)!.tS,
+      p95: Math.max(...bucket.map((p) => p.p95!)),
+      p50: Math.max(...bucket.map((p) => p.p50!)),
+    });
+  }
+  const every = num(timeline.latency!.intervalS * size);
+  const minutes = merged.at(-1)!.tS >= 300;
+  const unit = minutes ? 60 : 1;
+  return xyChart({
+    title:
+      size === 1
+        ? `Latency per ${every} s (ms): p95 (upper line) and p50`
+        : `Latency per ${every} s (ms): highest p95 (upper line) and p50 of each ${every} s`,
+    xLabel: minutes ? 'minutes since start' : 'seconds since start',
+    range: { from: merged[0]!.tS / unit, to: merged.at(-1)!.tS / unit },
+    yLabel: 'ms',
+    lines: [merged.map((p) => p.p95), merged.map((p) => p.p50)],
+  });
 }
 
 /** The fallback: one row per (merged) point. */

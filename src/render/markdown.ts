@@ -204,7 +204,10 @@ export function renderTimeline(result: Pick<RunResult, 'timeline'>): string {
   if (!timeline) return '';
   const body = timelineMarkdown(timeline);
   if (!body) return '';
-  return `${body}\n\n_Every ${timeline.intervalS} s across all runners. k6 reports percentiles only since the start of the test: p95 is the band between the fastest and the slowest runner (the global p95 lies inside it)._`;
+  const note = timeline.latency
+    ? `Latency per interval, from the runners' histograms (buckets of ±${(timeline.latency.bucketHalfWidth * 100).toFixed(1)}%).`
+    : 'k6 reports percentiles only since the start of the test: p95 is the band between the fastest and the slowest runner (the global p95 lies inside it).';
+  return `${body}\n\n_Every ${timeline.intervalS} s across all runners. ${note}_`;
 }
 
 /** The whole report. */

@@ -19,6 +19,13 @@ export interface AggregateOptions {
    * the last sample and `min`/`max` are over the samples, as k6 reports its own samples.
    */
   sampledGauges?: Record<string, readonly number[]>;
+  /**
+   * Which trends get `percentileBands` (two more merges per percentile of `percentiles`): by metric
+   * key; default every trend. The run gives the trends a threshold judges by a percentile and the
+   * latency trends (see `bandedTrends` in k6/thresholds.ts): at 1,000 runners each band costs as
+   * much as a reported percentile (bench/results/scale.md).
+   */
+  bands?: (name: string) => boolean;
 }
 
 /** Gauges whose global value is the sum of the runners' values (each runner holds its own VUs). */
@@ -69,7 +76,8 @@ export function aggregateSummaries(
         ? { value: samples.at(-1)!, min: Math.min(...samples), max: Math.max(...samples) }
         : mergeValues(name, same, percents, options.durationS);
     out[name] = { type, contains, values };
-    const bands = type === 'trend' ? percentileBands(same, options.percentiles ?? []) : undefined;
+    const banded = type === 'trend' && (options.bands?.(name) ?? true);
+    const bands = banded ? percentileBands(same, options.percentiles ?? []) : undefined;
     if (bands) out[name]!.percentileBands = bands;
   }
   return out;
@@ -122,14 +130,17 @@ function mergeValues(
       values.min = Math.min(...trends.map((t) => t.min));
       values.max = Math.max(...trends.map((t) => t.max));
       values.avg = sum(trends.map((t) => t.avg * t.count)) / count;
+      // The median is p(50): merged once when both are wanted.
+      const wanted = percents.includes(50) ? percents : [50, ...percents];
       const merged = mergePercentiles(
         trends.map((t) => t.grid),
-        [50, ...percents],
+        wanted,
       );
-      values.med = merged[0]!;
-      percents.forEach((p, i) => {
-        values[percentileKey(p)] = merged[i + 1]!;
+      wanted.forEach((p, i) => {
+        values[percentileKey(p)] = merged[i]!;
       });
+      values.med = merged[wanted.indexOf(50)]!;
+      if (!percents.includes(50)) delete values[percentileKey(50)];
       return values;
     }
   }

@@ -6,7 +6,7 @@ import { K6_METRIC } from '../k6/metrics.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import type { RunnerExit } from '../plan.ts';
 import type { LoadGenerator } from './load-generator-schema.ts';
-import { mergePercentiles } from './quantiles.ts';
+import { gridValueAt, mergePercentiles } from './quantiles.ts';
 import {
   type GroupResult,
   type MetricResult,
@@ -162,7 +162,7 @@ function runnerResult(index: number, outcome: RunnerOutcome, failed: boolean): R
     if (s?.durationS) result.rps = requests.count / s.durationS;
   }
   if (duration?.type === 'trend' && duration.count > 0) {
-    result.p95Ms = duration.grid.points.find(([p]) => Math.abs(p - 0.95) < 1e-9)?.[1] ?? duration.max;
+    result.p95Ms = gridValueAt(duration.grid, 0.95) ?? duration.max;
   }
   if (iterations?.type === 'counter') result.iterations = iterations.count;
   if (outcome.node) result.node = outcome.node;

@@ -17,6 +17,8 @@
  * Which percentiles the runners report (the grid) is src/result/quantile-grid.ts.
  */
 
+import { type Knots, type Mixture, tailQuantile } from './tail-quantile.ts';
+
 /** One runner's view of one trend: its sample count, min, max and grid of percentiles. */
 export interface QuantileGrid {
   /** Number of samples. */
@@ -38,12 +40,16 @@ export interface QuantileGrid {
 }
 
 /**
- * A CDF as knots `(xs[i], ps[i])`, non-decreasing in both, from `(min, 0)` to `(max, 1)`;
- * typed arrays because a 1,000-runner merge builds 1,000 of these per trend.
+ * The value a runner's grid holds at `fraction` (0–1, e.g. 0.95), or undefined when the grid has no
+ * such point (matched to 1e-9). Reads the packed arrays when the grid has them: `points` would
+ * build ~970 pairs per runner (a 1,000-runner result reads each runner's p(95)).
  */
-interface Knots {
-  xs: Float64Array;
-  ps: Float64Array;
+export function gridValueAt(grid: QuantileGrid, fraction: number): number | undefined {
+  const packed = grid.packed;
+  if (!packed) return grid.points.find(([p]) => Math.abs(p - fraction) < 1e-9)?.[1];
+  const { fractions, values } = packed;
+  for (let i = 0; i < fractions.length; i++) if (Math.abs(fractions[i]! - fraction) < 1e-9) return values[i];
+  return undefined;
 }
 
 /** Knots already built, by grid: the merge and the threshold bands read the same grids. */
@@ -112,24 +118,6 @@ function directKnots(grid: QuantileGrid): Knots | undefined {
     : undefined;
 }
 
-/** F(x) for one runner: the largest fraction reached at value x (right-continuous). */
-function cdfAt({ xs, ps }: Knots, x: number): number {
-  if (x < xs[0]!) return 0;
-  const last = xs.length - 1;
-  if (x >= xs[last]!) return 1;
-  // Binary search for the last knot with value <= x.
-  let lo = 0;
-  let hi = last;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (xs[mid]! <= x) lo = mid;
-    else hi = mid;
-  }
-  const x0 = xs[lo]!;
-  const x1 = xs[hi]!;
-  return x1 === x0 ? ps[hi]! : ps[lo]! + ((ps[hi]! - ps[lo]!) * (x - x0)) / (x1 - x0);
-}
-
 /**
  * Global percentiles of the union of the runners' samples.
  *
@@ -150,13 +138,6 @@ export function mergePercentiles(grids: readonly QuantileGrid[], percents: reado
   return percents.map((p) => (mixture ? mixtureQuantile(mixture, p / 100) : 0));
 }
 
-/** The runners' CDFs with their weights (count / total count) and sample counts. */
-interface Mixture {
-  knots: Knots[];
-  weights: number[];
-  counts: number[];
-}
-
 function mixtureOf(grids: readonly QuantileGrid[]): Mixture | undefined {
   const parts = grids.filter((g) => g.count > 0);
   if (parts.length === 0) return undefined;
@@ -166,12 +147,6 @@ function mixtureOf(grids: readonly QuantileGrid[]): Mixture | undefined {
     weights: parts.map((g) => g.count / total),
     counts: parts.map((g) => g.count),
   };
-}
-
-function mixtureCdf({ knots, weights }: Mixture, x: number): number {
-  let f = 0;
-  for (let i = 0; i < knots.length; i++) f += weights[i]! * cdfAt(knots[i]!, x);
-  return f;
 }
 
 /** Fractions closer than this are equal (float sums of N weights). */
@@ -203,111 +178,78 @@ function mixtureQuantile(mixture: Mixture, p: number): number {
   if (lo === hi) return lo;
   const tail = tailQuantile(mixture, p);
   if (tail !== undefined) return tail;
-  let fLo = mixtureCdf(mixture, lo);
+  // Per runner, the last knot at or below lo, at or below hi, and at the point being tried: the
+  // bracket only narrows, so each evaluation searches between the bracket's knots (a few) instead
+  // of all ~970 (1,000 runners × ~20 evaluations per percentile: bench/results/scale.md).
+  const n = knots.length;
+  let atLo = new Int32Array(n);
+  let atHi = new Int32Array(n);
+  let atMid = new Int32Array(n);
+  const scratch = new Int32Array(n);
+  const none = new Int32Array(n).fill(-1);
+  const ends = Int32Array.from(knots, (k) => k.xs.length - 1);
+  let fLo = bracketedCdf(mixture, lo, none, ends, atLo);
   if (fLo >= p - EPS) return lo;
-  let fHi = mixtureCdf(mixture, hi);
+  let fHi = bracketedCdf(mixture, hi, atLo, ends, atHi);
   const tolerance = MERGE_RESOLUTION * Math.max(Math.abs(lo), Math.abs(hi));
   for (let i = 0; i < 200 && hi - lo > tolerance; i++) {
     let mid = i % 2 === 0 && fHi > fLo ? lo + ((hi - lo) * (p - fLo)) / (fHi - fLo) : lo + (hi - lo) / 2;
     if (!(mid > lo && mid < hi)) mid = lo + (hi - lo) / 2;
-    const fMid = mixtureCdf(mixture, mid);
+    const fMid = bracketedCdf(mixture, mid, atLo, atHi, atMid);
     if (fMid >= p - EPS) {
       // Reached p: done if the CDF is still below p just left of mid (not on a plateau at p).
-      if (fMid <= p + EPS && mixtureCdf(mixture, mid - tolerance) < p - EPS) return mid;
+      const left = mid - tolerance;
+      if (fMid <= p + EPS && bracketedCdf(mixture, left, left >= lo ? atLo : none, atMid, scratch) < p - EPS)
+        return mid;
       hi = mid;
       fHi = fMid;
+      [atHi, atMid] = [atMid, atHi];
     } else {
       lo = mid;
       fLo = fMid;
+      [atLo, atMid] = [atMid, atLo];
     }
   }
   return hi;
 }
 
-/** Most runner samples {@link tailQuantile} reconstructs for one percentile, over all runners. */
-const TAIL_BUDGET = 16_384;
 /**
- * {@link tailQuantile} answers only when the pooled percentile is among the pool's top this many
- * samples. There the grid's knots are about one sample apart (ratio 0.98), so the rebuilt samples
- * are the runners' own and the answer is k6's on the pool, where the continuous mixture misses it
- * by a few samples of rank: on real traffic (25,000 to 81,000 samples, 2 to 8 runners) that was
- * up to 0.9% at p99, where adjacent samples are 0.2 to 0.4% apart (bench/results/grid.md). With the
- * earlier, coarser grid (knots 10 points of rank apart at p99) rebuilding deeper than 50 samples
- * was worse than mixing.
+ * The mixture's CDF at `x`: each runner's F(x) (the largest fraction reached at x, linear between
+ * its knots, right-continuous), weighted by its share of the samples; with each runner's search for the last knot at or below `x` kept to
+ * `[from[i], to[i]]` (-1: below the first knot); that knot's index is written to `found[i]`.
  */
-const TAIL_RANKS = 1000;
-
-/**
- * A high percentile as k6 computes it on the pooled samples, from the runners' top samples rebuilt
- * from their grids; undefined when that needs more than {@link TAIL_BUDGET} samples (then the
- * continuous mixture is as good: the samples are dense there).
- *
- * Why: in the tail a runner has few samples (2,500 samples hold 2.5 above its p99.9), and k6
- * interpolates linearly between adjacent samples, of the runner for its own grid but of the pool
- * for the truth. Mixing the runners' interpolated CDFs then misses the pooled percentile by up to
- * half the gap between two top samples (several % at p99.9). With the pooled rank r = p·(N−1),
- * the truth only needs the pool's top ⌈N−1−r⌉+1 samples, which lie among each runner's top as many.
- */
-function tailQuantile({ knots, counts }: Mixture, p: number): number | undefined {
-  let total = 0;
-  for (const n of counts) total += n;
-  const rank = p * (total - 1);
-  const fromTop = Math.ceil(total - 1 - rank - 1e-9);
-  if (fromTop > TAIL_RANKS) return undefined;
-  const need = fromTop + 1;
-  let size = 0;
-  for (const n of counts) size += Math.min(n, need);
-  if (size > TAIL_BUDGET) return undefined;
-  const top = new Float64Array(size);
-  let o = 0;
-  counts.forEach((n, i) => {
-    for (let j = 0; j < Math.min(n, need); j++) top[o++] = sampleAt(knots[i]!, n, n - 1 - j);
-  });
-  top.sort();
-  // Ascending pooled ranks lo..hi are the `fromTop`-th and the next one from the top.
-  const lo = Math.floor(rank + 1e-9);
-  const hi = Math.min(lo + 1, total - 1);
-  const xLo = top[size - 1 - (total - 1 - lo)]!;
-  const xHi = top[size - 1 - (total - 1 - hi)]!;
-  return xLo + (xHi - xLo) * Math.max(0, rank - lo);
+function bracketedCdf(
+  { knots, weights }: Mixture,
+  x: number,
+  from: Int32Array,
+  to: Int32Array,
+  found: Int32Array,
+): number {
+  let f = 0;
+  for (let i = 0; i < knots.length; i++) {
+    const { xs, ps } = knots[i]!;
+    let a = from[i]!;
+    let b = to[i]!;
+    while (a < b) {
+      const mid = (a + b + 1) >> 1;
+      if (xs[mid]! <= x) a = mid;
+      else b = mid - 1;
+    }
+    found[i] = a;
+    const last = xs.length - 1;
+    let c: number;
+    if (a < 0) c = 0;
+    else if (a >= last) c = 1;
+    else {
+      const x0 = xs[a]!;
+      const x1 = xs[a + 1]!;
+      c = x1 === x0 ? ps[a + 1]! : ps[a]! + ((ps[a + 1]! - ps[a]!) * (x - x0)) / (x1 - x0);
+    }
+    f += weights[i]! * c;
+  }
+  return f;
 }
 
-/**
- * A runner's `k`-th smallest sample (0-based, of `n`) from its knots. k6's quantile function is
- * linear between adjacent samples, with a kink at each one: a knot at rank k gives the sample
- * exactly; otherwise two knots on the same side of it within one sample step lie on one line of
- * that function, which is extended to rank k; else the knots around it are interpolated.
- */
-function sampleAt({ xs, ps }: Knots, n: number, k: number): number {
-  if (n <= 1 || k >= n - 1) return xs[xs.length - 1]!;
-  if (k <= 0) return xs[0]!;
-  const step = 1 / (n - 1);
-  const f = k * step;
-  // b: first knot at or above f.
-  let a = 0;
-  let b = xs.length - 1;
-  while (b - a > 1) {
-    const mid = (a + b) >> 1;
-    if (ps[mid]! >= f) b = mid;
-    else a = mid;
-  }
-  const tol = 1e-9;
-  if (Math.abs(ps[b]! - f) < tol) return xs[b]!;
-  a = b - 1;
-  const lowX = xs[a]!;
-  const highX = xs[b]!;
-  if (a >= 1 && ps[a - 1]! >= f - step - tol && ps[a]! > ps[a - 1]!) {
-    const x = xs[a]! + ((xs[a]! - xs[a - 1]!) * (f - ps[a]!)) / (ps[a]! - ps[a - 1]!);
-    return Math.min(Math.max(x, lowX), highX);
-  }
-  if (b + 1 < xs.length && ps[b + 1]! <= f + step + tol && ps[b + 1]! > ps[b]!) {
-    const x = xs[b]! - ((xs[b + 1]! - xs[b]!) * (ps[b]! - f)) / (ps[b + 1]! - ps[b]!);
-    return Math.min(Math.max(x, lowX), highX);
-  }
-  return ps[b]! === ps[a]! ? highX : lowX + ((highX - lowX) * (f - ps[a]!)) / (ps[b]! - ps[a]!);
-}
-
-/** Inverts a piecewise-linear CDF: the smallest value whose fraction reaches p (binary search). */
 function quantileOf({ xs, ps }: Knots, p: number): number {
   // The first knot may already hold mass (every runner's samples equal at the minimum).
   if (p <= ps[0]!) return xs[0]!;

@@ -61,6 +61,54 @@ export const TimelinePointSchema = z.object({
 /** One interval of the run: see {@link TimelinePointSchema} for each field's unit. */
 export type TimelinePoint = z.infer<typeof TimelinePointSchema>;
 
+/**
+ * One interval of a per-interval latency series. Values are in the series' `unit`; the
+ * percentiles are k6's (rank `q × (count − 1)`, linear between samples) over the samples whose
+ * push landed in the interval, a bucket's samples spread evenly over it: close to the raw samples'
+ * percentile of the same interval (src/result/interval-latency.ts; bench/results/timeline.md).
+ */
+export const LatencyPointSchema = z.object({
+  /** End of the interval, seconds since the synchronised start. */
+  tS: z.number().nonnegative(),
+  /** Samples in the interval, over every runner. */
+  count: z.number().int().nonnegative(),
+  /** Percentiles of the interval's samples; absent when it had none. */
+  p50: z.number().nonnegative().optional(),
+  p90: z.number().nonnegative().optional(),
+  p95: z.number().nonnegative().optional(),
+  p99: z.number().nonnegative().optional(),
+});
+
+/** One interval of a latency series: see {@link LatencyPointSchema}. */
+export type LatencyPoint = z.infer<typeof LatencyPointSchema>;
+
+/**
+ * Per-interval percentiles, one series per metric key: `http_req_duration{expected_response:true}`
+ * and each of the script's threshold trends (submetrics included). Absent when the runners could
+ * not push (Kubernetes today, or the user's own `experimental-prometheus-rw` output).
+ */
+export const IntervalLatencySchema = z.object({
+  /** Where the figures come from: k6's Prometheus remote-write output with native histograms. */
+  source: z.literal('prometheus-rw-native-histograms'),
+  /** The interval, s: adaptive, about 60 or more intervals per test. */
+  intervalS: z.number().positive(),
+  /** Half the width of a histogram bucket, a fraction (schema 3: 0.044): a lone sample's largest error. */
+  bucketHalfWidth: z.number().nonnegative(),
+  metrics: z.array(
+    z.object({
+      /** The metric key, as in thresholds. */
+      metric: z.string(),
+      /** `ms` for time trends, `value` for the others (the unit the script's samples have). */
+      unit: z.enum(['ms', 'value']),
+      /** In time order, from the first interval with samples to the last. */
+      points: z.array(LatencyPointSchema),
+    }),
+  ),
+});
+
+/** Per-interval percentiles: see {@link IntervalLatencySchema}. */
+export type IntervalLatency = z.infer<typeof IntervalLatencySchema>;
+
 /** The whole series, as kept in the result JSON. */
 export const TimelineSchema = z.object({
   schema: z.literal(TIMELINE_SCHEMA),
@@ -72,6 +120,11 @@ export const TimelineSchema = z.object({
   p95Scope: z.literal('since-start'),
   /** In time order. */
   points: z.array(TimelinePointSchema),
+  /**
+   * Per-interval percentiles (an addition that older readers ignore, so the schema tag stays @1);
+   * the since-start `p95*` fields of `points` remain, labelled as such.
+   */
+  latency: IntervalLatencySchema.optional(),
 });
 
 /** The run over time: see {@link TimelineSchema}. */

@@ -44,14 +44,19 @@ interface Totals {
   checksFailed?: number;
 }
 
-/** A point is due this share of an interval before its slot on the grid (polls jitter). */
+/**
+ * A point is due this share of an interval before its slot on the grid (polls jitter), but never
+ * more than {@link EARLY_MAX_MS} early: polls also come on the finer grid of the timeline, and one a
+ * second before a 10 s line's slot must not close it.
+ */
 const EARLY_SHARE = 0.1;
+const EARLY_MAX_MS = 400;
 
 /**
  * Builds the {@link Timeline} from per-runner polls: pure, no clock and no I/O (the caller gives the
  * poll time). Call {@link record} at every poll (any rate): a point is made at the first poll that
- * reaches the next slot of the grid `startedAtMs + k × intervalS` (up to 10% of an interval early,
- * for polls that jitter), so points do not drift; each point carries the length it really covers.
+ * reaches the next slot of the grid `startedAtMs + k × intervalS` (up to 10% of an interval, at most
+ * 400 ms, early, for polls that jitter), so points do not drift; each point carries the length it really covers.
  * Call {@link finish} once after the last runner ended: it closes the last, possibly shorter, interval.
  */
 export class TimelineRecorder {
@@ -80,7 +85,10 @@ export class TimelineRecorder {
    */
   record(atMs: number, polls: RunnerPoll[]): TimelinePoint | undefined {
     for (const poll of polls) this.#update(poll);
-    const due = this.#startedAtMs + (this.#slot + 1 - EARLY_SHARE) * this.#intervalMs;
+    const due =
+      this.#startedAtMs +
+      (this.#slot + 1) * this.#intervalMs -
+      Math.min(EARLY_SHARE * this.#intervalMs, EARLY_MAX_MS);
     if (atMs < due) return undefined;
     this.#slot = Math.max(this.#slot + 1, Math.round((atMs - this.#startedAtMs) / this.#intervalMs));
     return this.#point(atMs);

@@ -3,7 +3,7 @@ import type { Failure } from '../errors.ts';
 import { hasArrivalRate } from '../k6/executors.ts';
 import { K6_EXIT, k6ExitCodeOfRunners } from '../k6/exit-codes.ts';
 import { K6_METRIC } from '../k6/metrics.ts';
-import { evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
+import { bandedTrends, evaluateThresholds, thresholdPercentiles } from '../k6/thresholds.ts';
 import type { RunnerExit, RunPlan } from '../plan.ts';
 import { aggregateSummaries, mergeGroups } from '../result/aggregate.ts';
 import { buildResult, summaryData } from '../result/build.ts';
@@ -65,6 +65,7 @@ export function assembleResult(options: RunAsked, parts: RunParts): RunResult {
     // What the runners' REST API said wins; the script's declarations cover what it never listed.
     contains: { ...pre.declaredContains, ...parts.contains },
     sampledGauges: { [K6_METRIC.vus]: parts.vusSamples.map((s) => s.vus) },
+    bands: bandedTrends(pre.thresholds),
   };
   const metrics = aggregateSummaries(present, aggregateOptions);
   // Judged before the summary data is made: it carries each metric's thresholds.

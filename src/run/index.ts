@@ -16,10 +16,12 @@ import type { Logger } from '../log.ts';
 import type { RunPlan, ZonePlan } from '../plan.ts';
 import { testWindowS } from '../result/build.ts';
 import { writeResultOrKeep } from '../result/file.ts';
+import { latencyIntervals } from '../result/interval-latency.ts';
 import type { RunEnvironment, RunResult } from '../result/schema.ts';
 import { assembleResult } from './assemble.ts';
 import { barrier } from './barrier.ts';
 import { type Collected, collectAll, cpuSecondsOf } from './collect.ts';
+import { startIntervalMetrics } from './interval-receiver.ts';
 import { launch, runLifetimeS } from './launch.ts';
 import { monitor } from './monitor.ts';
 import { k6FileOutputs, newRunId, planRun } from './plan.ts';
@@ -195,9 +197,12 @@ export interface RunOptions {
  *   every case the backend was cleaned up first.
  */
 export async function runDistributed(options: RunOptions): Promise<RunResult> {
-  const { backend, plan, preflight: pre, log, signal } = options;
+  const { backend, preflight: pre, log, signal } = options;
   const clock = options.clock ?? realClock;
   const stopTimeoutS = options.stopTimeoutS ?? 30;
+  // Latency per interval: the runners push histograms to a receiver here (local backend only).
+  const intervals = await startIntervalMetrics(options.plan, { backend: backend.name, ...pre, log });
+  const plan = intervals?.plan ?? options.plan;
   try {
     const lifecycle = lifecycleOptions(pre.options);
     const times = { startTimeoutS: options.startTimeoutS ?? 300, graceS: options.graceS ?? 120 };
@@ -246,6 +251,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       graceS: times.graceS,
       stopTimeoutS,
       progressIntervalS: options.progressIntervalS ?? 10,
+      // Adaptive, as the latency's intervals: about 60 points, one a second at the finest.
+      timelineIntervalS: Math.max(1, latencyIntervals(pre.totalDurationS).intervalMs / 1000),
       onTestEnded: async (lingering) => {
         cpuAtEnd = await cpuSecondsOf(launched.runners);
         teardown = await teardownOnce(launched.runners, lingering, {
@@ -279,7 +286,9 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       contains: monitored.contains,
       vusSamples: monitored.vusSamples,
       collected,
-      timeline: monitored.progress.finish(monitored.endedAtMs, collected.summaries),
+      timeline: ((t) => intervals?.finish(t, start.startedAtMs) ?? t)(
+        monitored.progress.finish(monitored.endedAtMs, collected.summaries),
+      ),
       cpuSeconds: cpuAtStart.map((at, i) =>
         at === undefined || cpuAtEnd[i] === undefined ? undefined : cpuAtEnd[i]! - at,
       ),
@@ -287,6 +296,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   } catch (error) {
     await backend.cleanup();
     throw error;
+  } finally {
+    await intervals?.close();
   }
 }
 

@@ -4,6 +4,7 @@ import { K6_METRIC } from '../k6/metrics.ts';
 import type { CheckTotals, K6LiveMetric } from '../k6/rest.ts';
 import type { RunnerSummary } from '../k6/summary.ts';
 import type { Logger } from '../log.ts';
+import { gridValueAt } from '../result/quantiles.ts';
 import type { MetricContains } from '../result/schema.ts';
 import type { Timeline, TimelinePoint } from '../result/timeline-schema.ts';
 import { type RunnerPoll, TimelineRecorder } from '../result/timeseries.ts';
@@ -305,7 +306,7 @@ function summaryPoll(summary: RunnerSummary | undefined): Pick<RunnerPoll, 'metr
     });
   const duration = m[K6_METRIC.httpReqDuration];
   if (duration?.type === 'trend') {
-    const p95 = duration.grid.points.find(([f]) => Math.abs(f - 0.95) < 1e-9)?.[1];
+    const p95 = gridValueAt(duration.grid, 0.95);
     metrics.push({
       name: K6_METRIC.httpReqDuration,
       type: 'trend',

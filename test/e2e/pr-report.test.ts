@@ -200,10 +200,15 @@ describe('the pull request comment of a real local run, with a history from fixt
       'inconclusive',
     );
     expect(comment.dropped).toEqual([]);
-    // The run over time: the RPS chart (and p95 once a runner had requests).
+    // The run over time: the RPS chart, and the latency per interval (a local run's
+    // `timeline.latency`), or the since-start p95 of a series replayed from the raw samples.
     expect(comment.text).toContain('<details open><summary>This run over time</summary>');
     expect(comment.text).toMatch(/```mermaid\n[^`]*xychart-beta\n {2}title "Requests per second/);
-    expect(comment.text).toMatch(/title "p95 latency since start \(ms\)/);
+    expect(comment.text).toMatch(
+      head.timeline!.latency
+        ? /title "Latency per [\d.]+ s \(ms\): (highest )?p95 \(upper line\) and p50/
+        : /title "p95 latency since start \(ms\)/,
+    );
     // The trend: ten base runs by short SHA, this PR last, the normal range as flat lines.
     expect(comment.text).toContain('Trend of the gated metrics over the last 10 successful runs of `main`');
     expect(comment.text).toContain('2 runs skipped: result artifact missing or expired.');

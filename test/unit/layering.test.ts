@@ -28,7 +28,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'src/output-file.ts',
   ],
   // 1. Failure kinds and exit codes, the plan contract, the quantile math.
-  ['src/errors.ts', 'src/plan.ts', 'src/result/quantiles.ts'],
+  ['src/errors.ts', 'src/plan.ts', 'src/result/quantiles.ts', 'src/result/tail-quantile.ts'],
   // 2. Facts about k6.
   ['src/k6/'],
   // 3. Input parsing, the validated config, the option types the inputs build.

@@ -8,7 +8,12 @@
  * their canvases have visible pixels. A failure is shown in the page (`#k6d-chart-error`) and
  * written to `data-chart-error`.
  *
- * Shape of the data (built by `renderHtmlReport`): `{timeline?: {points[]}, percentiles: {labels[],
+ * The latency chart draws the per-interval percentiles of `timeline.latency` (p50, p90, p95, p99 of
+ * `http_req_duration{expected_response:true}`) when the result has them, and a second chart the
+ * p95 per interval of each threshold trend; older results keep the band of p95 since the start,
+ * labelled as such. `data-latency-lines` on `<body>` lists each latency line: `[label, points]`.
+ *
+ * Shape of the data (built by `renderHtmlReport`): `{timeline?: {points[], latency?}, percentiles: {labels[],
  * head[], base?[]}}`, values in ms, req/s and fractions as in the result JSON.
  */
 export const CLIENT_SCRIPT = `
@@ -16,6 +21,7 @@ export const CLIENT_SCRIPT = `
   'use strict';
   var body = document.body;
   var made = [];
+  var MAIN = 'http_req_duration{expected_response:true}';
   function color(i, alpha) {
     var c = [[31, 119, 180], [214, 39, 40], [44, 160, 44], [148, 103, 189], [255, 127, 14]][i % 5];
     return 'rgba(' + c[0] + ',' + c[1] + ',' + c[2] + ',' + alpha + ')';
@@ -51,11 +57,31 @@ export const CLIENT_SCRIPT = `
         line('active VUs', xy(points, 'vus'), 4, { yAxisID: 'y1', borderDash: [6, 3] })
       ] }, options: { scales: { x: timeAxis(), y: axis('req/s'),
         y1: axis('VUs', 'right', { grid: { drawOnChartArea: false } }) } } });
-      chart('chart-latency', { type: 'line', data: { datasets: [
+      var latency = data.timeline.latency;
+      var series = latency ? latency.metrics : [];
+      var main = series.filter(function (m) { return m.metric === MAIN; })[0];
+      var sets = main ? [
+        line('p99 per interval', xy(main.points, 'p99'), 1, { borderDash: [2, 2] }),
+        line('p95 per interval', xy(main.points, 'p95'), 1),
+        line('p90 per interval', xy(main.points, 'p90'), 3),
+        line('p50 per interval', xy(main.points, 'p50'), 2),
+        line('mean per interval', xy(points, 'avgMs'), 0, { borderDash: [6, 3] })
+      ] : [
         line('p95 since start, slowest runner', xy(points, 'p95MaxMs'), 1, { fill: '+1' }),
         line('p95 since start, fastest runner', xy(points, 'p95MinMs'), 1, { borderDash: [4, 4] }),
         line('mean per interval (exact)', xy(points, 'avgMs'), 0)
-      ] }, options: { scales: { x: timeAxis(), y: axis('ms') } } });
+      ];
+      chart('chart-latency', { type: 'line', data: { datasets: sets },
+        options: { scales: { x: timeAxis(), y: axis('ms') } } });
+      var others = series.filter(function (m) { return m.metric !== MAIN; });
+      if (others.length > 0) {
+        chart('chart-latency-trends', { type: 'line', data: { datasets: others.map(function (m, i) {
+          return line(m.metric + ' p95 per interval' + (m.unit === 'ms' ? '' : ' (value)'), xy(m.points, 'p95'), i + 1);
+        }) }, options: { scales: { x: timeAxis(), y: axis('ms') } } });
+      }
+      // What the latency charts draw, for a reader and the tests: label and point count of each line.
+      body.setAttribute('data-latency-lines', JSON.stringify(sets.concat(others.length ? made[made.length - 1].data.datasets : [])
+        .map(function (d) { return [d.label, d.data.length]; })));
       chart('chart-errors', { type: 'line', data: { datasets: [
         line('failed requests (%)', xy(points, 'errorRate', 100), 1, { yAxisID: 'y' }),
         Object.assign(line('failed checks', xy(points, 'checksFailed'), 3, { yAxisID: 'y1' }), { type: 'bar' })

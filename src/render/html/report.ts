@@ -115,12 +115,21 @@ function timelineSection(timeline: Timeline | undefined): string {
     return '<section><h2>Over time</h2><p>This result has no time series.</p></section>';
   const canvas = (id: string, label: string) =>
     `<figure><figcaption>${label}</figcaption><div class="chart"><canvas id="${id}" role="img" aria-label="${label}"></canvas></div></figure>`;
+  const latency = timeline.latency;
+  const note = latency
+    ? `Every ${timeline.intervalS} s across all runners; latency percentiles every ${latency.intervalS} s, ` +
+      `per interval (from the runners' histograms, buckets of ±${(latency.bucketHalfWidth * 100).toFixed(1)}%); ` +
+      'the mean latency is per interval and exact.</p>'
+    : `Every ${timeline.intervalS} s across all runners. ` +
+      'k6 reports percentiles only since the start of the test, so p95 is shown as the band between the ' +
+      'fastest and the slowest runner (the global p95 lies inside it); the mean latency is per interval and exact.</p>';
+  const others =
+    latency?.metrics.filter((m) => m.metric !== 'http_req_duration{expected_response:true}') ?? [];
   return [
-    `<section><h2>Over time</h2><p class="note">Every ${timeline.intervalS} s across all runners. `,
-    'k6 reports percentiles only since the start of the test, so p95 is shown as the band between the ',
-    'fastest and the slowest runner (the global p95 lies inside it); the mean latency is per interval and exact.</p>',
+    `<section><h2>Over time</h2><p class="note">${note}`,
     canvas('chart-rps', 'Requests per second and active VUs'),
-    canvas('chart-latency', 'Latency (ms)'),
+    canvas('chart-latency', latency ? 'Latency per interval (ms)' : 'Latency (ms)'),
+    ...(others.length > 0 ? [canvas('chart-latency-trends', 'Threshold trends: p95 per interval')] : []),
     canvas('chart-errors', 'Failed requests and failed checks'),
     '</section>',
   ].join('');

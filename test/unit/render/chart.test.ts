@@ -157,3 +157,40 @@ describe('trend chart', () => {
     ).toMatch(/\n\n_3 base runs skipped: result artifact missing or expired\._$/);
   });
 });
+
+describe('latency per interval', () => {
+  function withLatency(n: number): Timeline {
+    const points = Array.from({ length: n }, (_, i) => ({
+      tS: round3((i + 1) * 0.2),
+      count: 40,
+      p50: 10 + (i % 3),
+      p90: 20,
+      p95: i === 30 ? 90 : 25 + (i % 2),
+      p99: 40,
+    }));
+    return {
+      ...timeline(4),
+      latency: {
+        source: 'prometheus-rw-native-histograms',
+        intervalS: 0.2,
+        bucketHalfWidth: 0.0443,
+        metrics: [{ metric: 'http_req_duration{expected_response:true}', unit: 'ms', points }],
+      },
+    };
+  }
+  const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+  it('replaces the since-start band with p95 and p50 per interval, and keeps a spike when merging', async () => {
+    const charts = timelineCharts(withLatency(60));
+    expect(charts).toHaveLength(2);
+    expect(charts[1]).toContain('title "Latency per 0.2 s (ms): p95 (upper line) and p50"');
+    expect(charts.join('\n')).not.toContain('p95 latency since start');
+    await mermaid.parse(charts[1]!);
+    const merged = timelineCharts(withLatency(60), 20)[1]!;
+    expect(merged).toContain(
+      'title "Latency per 0.6 s (ms): highest p95 (upper line) and p50 of each 0.6 s"',
+    );
+    // Interval 31's spike (90 ms) survives the merge of three intervals into one point.
+    expect(merged).toMatch(/line \[[^\]]*\b90\b/);
+  });
+});

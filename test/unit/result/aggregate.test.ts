@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRunnerSummary } from '../../../src/k6/summary.ts';
-import { evaluateThresholds } from '../../../src/k6/thresholds.ts';
+import { bandedTrends, evaluateThresholds } from '../../../src/k6/thresholds.ts';
 import { parseThresholds } from '../../../src/k6/thresholds-parser.ts';
 import { aggregateSummaries, mergeGroups } from '../../../src/result/aggregate.ts';
 import { QUANTILE_GRID } from '../../../src/result/quantile-grid.ts';
@@ -189,5 +189,23 @@ describe('uncertainty of a threshold on a merged percentile', () => {
     expect(near).toMatchObject({ uncertain: true, band: [low, high] });
     expect(far!.uncertain).toBeUndefined();
     expect(far!.ok).toBe(false);
+  });
+
+  it('gives bands only to the trends a percentile threshold judges and the latency trends, when asked', () => {
+    const thresholds = parseThresholds({ 'http_req_duration{ name : login }': ['p(95)<900'] });
+    const banded = bandedTrends(thresholds);
+    expect(banded('http_req_duration{name:login}')).toBe(true);
+    expect(banded('http_req_duration')).toBe(true);
+    expect(banded('http_req_duration{expected_response:true}')).toBe(true);
+    expect(banded('iteration_duration')).toBe(false);
+    const metrics = aggregateSummaries(summaries, {
+      durationS: 10,
+      percentiles: [95],
+      bands: (name) => name !== 'http_req_duration',
+    });
+    expect(metrics.http_req_duration!.percentileBands).toBeUndefined();
+    expect(
+      aggregateSummaries(summaries, { durationS: 10, percentiles: [95] }).http_req_duration!.percentileBands,
+    ).toBeDefined();
   });
 });

@@ -8,7 +8,7 @@ import { k6ExitCodeOfRunners } from '../../../src/k6/exit-codes.ts';
 import { splitK6Args } from '../../../src/k6/flags.ts';
 import { parseGoDuration } from '../../../src/k6/go-syntax.ts';
 import { declaredContains } from '../../../src/k6/script-sources.ts';
-import { RUN_TAG, RUNNER_TAG, runnerArgs, runnerEnv } from '../../../src/plan.ts';
+import { intervalMetricsEnv, RUN_TAG, RUNNER_TAG, runnerArgs, runnerEnv } from '../../../src/plan.ts';
 import { planRun } from '../../../src/run/plan.ts';
 import { type Preflight, splittingWarnings } from '../../../src/run/preflight.ts';
 
@@ -220,5 +220,29 @@ describe('exit codes as k6', () => {
     expect(k6ExitCodeOfRunners([107, 110])).toBe(107);
     expect(k6ExitCodeOfRunners([0, 100])).toBe(100);
     expect(k6ExitCodeOfRunners([0, 99, null, 103])).toBeUndefined();
+  });
+
+  it("adds the per-interval histograms' output beside the user's own, pointed at the receiver", () => {
+    const plan = planRun({
+      runners: 2,
+      maxVUs: 2,
+      userRunArgs: ['--out', 'json=raw-{runner}.json'],
+      tags: {},
+    });
+    const paths = { archive: 'a.tar', address: '127.0.0.1:1' };
+    expect(runnerArgs(plan, plan.runners[0]!, paths)).not.toContain('experimental-prometheus-rw');
+    expect(intervalMetricsEnv(plan, 0)).toEqual({});
+    const withRw = { ...plan, intervalMetrics: { url: 'http://127.0.0.1:9', pushIntervalMs: 25 } };
+    const args = runnerArgs(withRw, withRw.runners[1]!, paths);
+    expect(args).toEqual(
+      expect.arrayContaining(['--out', 'experimental-prometheus-rw', '--out', 'json=raw-1.json']),
+    );
+    expect(intervalMetricsEnv(withRw, 1, 'some-feature')).toEqual({
+      K6_PROMETHEUS_RW_SERVER_URL: 'http://127.0.0.1:9/1',
+      K6_PROMETHEUS_RW_PUSH_INTERVAL: '25ms',
+      K6_FEATURES: 'some-feature,native-histograms',
+      K6_PROMETHEUS_RW_STALE_MARKERS: 'false',
+    });
+    expect(intervalMetricsEnv(withRw, 0).K6_FEATURES).toBe('native-histograms');
   });
 });

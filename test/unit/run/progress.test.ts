@@ -134,7 +134,7 @@ describe('the progress line', () => {
 });
 
 describe('the timeline', () => {
-  it('is recorded every 5 s from the polls and kept in the result, adding up to the totals', async () => {
+  it('is recorded at the adaptive interval (1 s for a 30 s test) from the polls and kept in the result, adding up to the totals', async () => {
     const runner: FakeRunnerScript = {
       run: { code: 0, afterMs: 22_000 },
       metrics: steady(50, 5, 0.1),
@@ -143,16 +143,12 @@ describe('the timeline', () => {
     const { run } = setup([runner, runner]);
     const result = await run;
     const timeline = TimelineSchema.parse(result.timeline);
-    expect(timeline.points.map((p) => p.tS)).toEqual([5, 10, 15, 20, 22]);
-    expect(timeline.points.slice(0, 4).map((p) => [p.rps, p.vus, p.errorRate])).toEqual([
-      [100, 10, 0.1],
-      [100, 10, 0.1],
-      [100, 10, 0.1],
-      [100, 10, 0.1],
-    ]);
+    expect(timeline.intervalS).toBe(1);
+    expect(timeline.points.map((p) => p.tS)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    for (const p of timeline.points.slice(0, 21)) expect([p.rps, p.vus, p.errorRate]).toEqual([100, 10, 0.1]);
     expect(timeline.points[0]).toMatchObject({ p95MinMs: 25, p95MaxMs: 25, runners: 2 });
-    // The last, shorter interval: both runners ended (VUs 0), its requests from the summaries.
-    expect(timeline.points[4]).toMatchObject({ intervalS: 2, requests: 200, rps: 100, vus: 0 });
+    // The last interval: both runners ended (VUs 0), its requests from the summaries.
+    expect(timeline.points[21]).toMatchObject({ intervalS: 1, requests: 100, rps: 100, vus: 0 });
     expect(timeline.points.reduce((a, p) => a + p.requests, 0)).toBe(result.metrics.http_reqs?.values.count);
   });
 });
