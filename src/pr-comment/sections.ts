@@ -22,6 +22,7 @@ import {
   renderTimeline,
 } from '../render/markdown.ts';
 import { levelText } from '../render/uncertainty.ts';
+import { renderZones, ZONES_NOTE } from '../render/zones.ts';
 import { saturationWarning } from '../result/health.ts';
 import type { RunResult } from '../result/schema.ts';
 import type { Section } from './fit.ts';
@@ -249,6 +250,13 @@ export function renderSections(input: CommentData, j: Judgement, marker: string)
     sections.push({ id: 'key-metrics', text: renderKeyMetrics(head) });
   }
   sections.push(thresholdsSection(head));
+  const zones = renderZones(head);
+  if (zones)
+    sections.push({
+      id: 'zones',
+      drop: 2.2,
+      text: details('Per load zone', `${zones}\n\n${ZONES_NOTE}`, true),
+    });
   const trend = trendSection(input, j);
   if (trend) sections.push({ id: 'trend', drop: 2.5, text: trend });
   const timeline = renderTimeline(head);

@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_GATE, DEFAULT_TOLERANCES } from '../../../src/compare/judgement.ts';
+import { judge } from '../../../src/compare/verdict.ts';
+import { renderSections } from '../../../src/pr-comment/sections.ts';
 import { renderHtmlReport } from '../../../src/render/html/report.ts';
 import { renderReport } from '../../../src/render/markdown.ts';
 import { renderTerminalReport } from '../../../src/render/terminal/report.ts';
@@ -46,6 +49,30 @@ describe('per-zone breakdown', () => {
     const terminal = renderTerminalReport(zoned(), { color: false });
     expect(terminal).toContain('ZONES');
     expect(terminal).toMatch(/\n\s+us\s+30%\s+0 of 1 ok\s+300/);
+  });
+
+  it('appears in the PR comment, open under its own heading', () => {
+    const comment = (head: ReturnType<typeof makeResult>) => {
+      const data = {
+        head,
+        baseline: {
+          source: 'artifact' as const,
+          state: 'none' as const,
+          branch: 'main',
+          artifactName: 'a',
+          runsChecked: 0,
+        },
+        options: { key: 'default', gate: DEFAULT_GATE, tolerances: DEFAULT_TOLERANCES },
+        links: {},
+      };
+      return renderSections(data, judge(data), '')
+        .map((s) => s.text)
+        .join('\n');
+    };
+    const text = comment(zoned());
+    expect(text).toContain('<details open><summary>Per load zone</summary>');
+    expect(text).toContain('| us | 30% | 0 of 1 ok | 300 |');
+    expect(comment(makeResult())).not.toContain('Per load zone');
   });
 
   it('is absent without zones', () => {
