@@ -9,8 +9,8 @@ import { interruptedBeforeStart } from '../errors.ts';
 import { checkOutputPaths } from '../inputs/output-paths.ts';
 import { resolveK6Binary } from '../k6/binary.ts';
 import { earliestEndS } from '../k6/executors.ts';
-import { parseGoDuration } from '../k6/go-syntax.ts';
 import { runHandleSummary } from '../k6/handle-summary.ts';
+import { lifecycleOptions } from '../k6/lifecycle.ts';
 import { thresholdPercentiles } from '../k6/thresholds.ts';
 import type { Logger } from '../log.ts';
 import type { RunPlan, ZonePlan } from '../plan.ts';
@@ -319,36 +319,4 @@ async function collectThenClean(
   }
   await backend.cleanup();
   return collected;
-}
-
-/** k6's default `setupTimeout` and `teardownTimeout`, in s (k6 `lib/options.go`). */
-const DEFAULT_LIFECYCLE_TIMEOUT_S = 60;
-
-/**
- * What the consolidated options (`k6 inspect`) say of setup() and teardown(): `noSetup`,
- * `noTeardown` (from the script, `--no-setup`/`--no-teardown` or `K6_NO_SETUP`/`K6_NO_TEARDOWN`, all
- * baked into the archive) and their timeouts in s.
- */
-export function lifecycleOptions(options: Record<string, unknown>): {
-  noSetup: boolean;
-  noTeardown: boolean;
-  setupTimeoutS: number;
-  teardownTimeoutS: number;
-} {
-  const timeout = (value: unknown) => {
-    if (typeof value === 'string') {
-      try {
-        return parseGoDuration(value);
-      } catch {
-        return DEFAULT_LIFECYCLE_TIMEOUT_S;
-      }
-    }
-    return DEFAULT_LIFECYCLE_TIMEOUT_S;
-  };
-  return {
-    noSetup: options.noSetup === true,
-    noTeardown: options.noTeardown === true,
-    setupTimeoutS: timeout(options.setupTimeout),
-    teardownTimeoutS: timeout(options.teardownTimeout),
-  };
 }

@@ -19,7 +19,7 @@ export interface RunTimes {
   /** How long stopped runners may take to exit before they are killed. */
   stopTimeoutS: number;
   /**
-   * setup() and teardown() (index.ts `lifecycleOptions`): whether each is skipped (`noSetup`,
+   * setup() and teardown() (k6/lifecycle.ts `lifecycleOptions`): whether each is skipped (`noSetup`,
    * `noTeardown`) and its timeout (k6 `setupTimeout`, `teardownTimeout`).
    */
   lifecycle: { noSetup: boolean; noTeardown: boolean; setupTimeoutS: number; teardownTimeoutS: number };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../../src/cli/program.ts';
 import { exitCodeFor } from '../../../src/errors.ts';
+import { lifecycleOptions } from '../../../src/k6/lifecycle.ts';
 import { RunnerHttpError } from '../../../src/k6/rest.ts';
-import { lifecycleOptions } from '../../../src/run/index.ts';
 import { fakePreflight, runFake } from './support/fakes.ts';
 
 /*
