@@ -10,11 +10,14 @@
  *   6 zero_count_int, 11 positive_spans (BucketSpan: 1 offset sint32, 2 length uint32),
  *   12 positive_deltas (packed sint64: each bucket's count minus the previous one's), 15 timestamp (ms).
  * Plain samples (field 2: counters, gauges) and negative buckets are skipped: k6's trends are not negative.
- * The protobuf wire reader is @bufbuild/protobuf's; the body is snappy-compressed (see snappy.ts).
+ * The protobuf wire reader is @bufbuild/protobuf's; the body is a snappy block, decompressed by snappyjs.
  */
 
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { decodeSnappy } from './snappy.ts';
+import { uncompress } from 'snappyjs';
+
+/** The largest decompressed body accepted, bytes: far above any k6 push, it bounds a hostile header. */
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 /**
  * One native histogram, cumulative since the runner's start (k6 keeps one Prometheus histogram
@@ -44,10 +47,16 @@ export interface RemoteWriteSeries {
 
 /**
  * Decodes one remote-write request body (snappy-compressed protobuf).
- * @throws Error when the body is not valid snappy or protobuf (`snappy: …`, `premature EOF`, …).
+ * @throws Error when the body is not valid snappy (`snappy: …`) or protobuf (`premature EOF`, …).
  */
 export function decodeRemoteWrite(body: Uint8Array): RemoteWriteSeries[] {
-  const reader = new BinaryReader(decodeSnappy(body));
+  let raw: Uint8Array;
+  try {
+    raw = uncompress(body, MAX_BODY_BYTES);
+  } catch (e) {
+    throw new Error(`snappy: ${(e as Error).message}`);
+  }
+  const reader = new BinaryReader(raw);
   const series: RemoteWriteSeries[] = [];
   while (reader.pos < reader.len) {
     const [field, wire] = reader.tag();

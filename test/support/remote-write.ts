@@ -1,23 +1,9 @@
 /**
  * Prometheus remote-write bodies for tests, as k6's `experimental-prometheus-rw` output sends them:
- * protobuf (written with @bufbuild/protobuf's wire writer) in a snappy block of literals only.
+ * protobuf (written with @bufbuild/protobuf's wire writer) in a snappy block (snappyjs).
  */
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
-
-export /** Snappy with literals only (valid snappy; what a compressor emits for incompressible data). */
-function snappyLiterals(data: Uint8Array): Uint8Array {
-  const out: number[] = [];
-  let n = data.length;
-  do {
-    out.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-    n >>>= 7;
-  } while (n > 0);
-  for (let i = 0; i < data.length; i += 65536) {
-    const chunk = data.subarray(i, i + 65536);
-    out.push(61 << 2, (chunk.length - 1) & 0xff, (chunk.length - 1) >>> 8, ...chunk);
-  }
-  return Uint8Array.from(out);
-}
+import { compress } from 'snappyjs';
 
 /**
  * A WriteRequest of one series holding one native histogram (schema 3) of `values` (in s), cumulative
@@ -66,5 +52,5 @@ export function histogramPush(
   for (const [name, value] of Object.entries(labels))
     series.tag(1, 2).bytes(new BinaryWriter().tag(1, 2).string(name).tag(2, 2).string(value).finish());
   series.tag(4, 2).bytes(h.finish());
-  return snappyLiterals(new BinaryWriter().tag(1, 2).bytes(series.finish()).finish());
+  return compress(new BinaryWriter().tag(1, 2).bytes(series.finish()).finish());
 }

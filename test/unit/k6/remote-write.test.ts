@@ -1,20 +1,7 @@
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
+import { compress } from 'snappyjs';
 import { describe, expect, it } from 'vitest';
 import { decodeRemoteWrite } from '../../../src/k6/remote-write.ts';
-import { decodeSnappy } from '../../../src/k6/snappy.ts';
-import { snappyLiterals } from '../../support/remote-write.ts';
-
-describe('decodeSnappy', () => {
-  it('expands literals and copies, overlapping ones too', () => {
-    // "abcabcabca": literal "abc", then a copy of 7 at offset 3 (1-byte offset form: len-4 in bits 2..4).
-    const block = Uint8Array.from([10, 2 << 2, 97, 98, 99, 1 | ((7 - 4) << 2), 3]);
-    expect(new TextDecoder().decode(decodeSnappy(block))).toBe('abcabcabca');
-  });
-  it('refuses an offset before the start and a length that does not match', () => {
-    expect(() => decodeSnappy(Uint8Array.from([4, 1, 9]))).toThrow(/snappy/);
-    expect(() => decodeSnappy(Uint8Array.from([5, 0, 97]))).toThrow(/snappy: 1 bytes decoded, header says 5/);
-  });
-});
 
 describe('decodeRemoteWrite', () => {
   it('reads labels and a native histogram: spans, deltas, zero bucket, timestamp', () => {
@@ -65,7 +52,7 @@ describe('decodeRemoteWrite', () => {
       .bytes(histogram)
       .finish();
     const request = new BinaryWriter().tag(1, 2).bytes(series).finish();
-    const [s] = decodeRemoteWrite(snappyLiterals(request));
+    const [s] = decodeRemoteWrite(compress(request));
     expect(s!.labels).toEqual({ __name__: 'k6_http_req_duration_seconds', expected_response: 'true' });
     const h = s!.histograms[0]!;
     expect(h).toMatchObject({ count: 6, sum: 0.5, schema: 3, zeroThreshold: 1e-9, zeroCount: 1 });
@@ -75,5 +62,14 @@ describe('decodeRemoteWrite', () => {
       [-39, 1],
       [-36, 2],
     ]);
+  });
+});
+
+describe('a body that is not a remote-write request', () => {
+  it('is refused with an error, not decoded into garbage', () => {
+    // Snappy that says 5 bytes but holds 1: what is decoded is no protobuf.
+    expect(() => decodeRemoteWrite(Uint8Array.from([5, 0, 97]))).toThrow();
+    // A header announcing more than the cap is refused before anything is allocated.
+    expect(() => decodeRemoteWrite(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x7f]))).toThrow(/^snappy: /);
   });
 });
