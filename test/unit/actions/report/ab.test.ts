@@ -1,14 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
-import type { ActionContext } from '../../../../src/actions/report/context.ts';
 import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
-import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
 import { report } from '../../../../src/actions/report/report.ts';
 import { buildAbResult } from '../../../../src/compare/ab-result.ts';
-import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
 import type { AbResult } from '../../../../src/result/ab-schema.ts';
 import {
   forkRunContext,
@@ -18,11 +14,11 @@ import {
   prContext,
   REPO,
   serveForkBundlePost,
-  testGitHub,
   useNock,
 } from '../../../support/github.ts';
 import { makeResult } from '../../../support/results.ts';
 import { tempDir } from '../../../support/temp.ts';
+import { reportHarness } from './support/harness.ts';
 
 /*
  * The report action on an A/B result: the paired section is the comment, judged again with the
@@ -54,33 +50,6 @@ function abResult(ratio: number): AbResult {
   });
 }
 
-function setup(ctx: ActionContext) {
-  const real = new DefaultArtifactClient();
-  const uploads: Array<{ name: string; files: Record<string, string> }> = [];
-  const transfer: ArtifactTransfer = {
-    uploadArtifact: async (name, files) => {
-      const contents: Record<string, string> = {};
-      for (const f of files) contents[path.basename(f)] = await readFile(f, 'utf8');
-      uploads.push({ name, files: contents });
-      return { id: 8000 + uploads.length, size: 1234 };
-    },
-    downloadArtifact: (id, options) => real.downloadArtifact(id, options),
-  };
-  const summaries: string[] = [];
-  const deps: ReportDeps = {
-    gh: testGitHub(),
-    transfer,
-    token: 'ghs_test',
-    ctx,
-    log: () => {},
-    writeSummary: async (m) => {
-      summaries.push(m);
-    },
-    tempDir: async (prefix) => tempDir(prefix),
-  };
-  return { deps, uploads, summaries };
-}
-
 async function inputs(ab: AbResult, extra: Record<string, string> = {}) {
   const file = path.join(tempDir('k6d-ab-'), 'k6-distributed-ab.json');
   await writeFile(file, JSON.stringify(ab));
@@ -89,7 +58,7 @@ async function inputs(ab: AbResult, extra: Record<string, string> = {}) {
 
 describe('the report action on an A/B result', () => {
   it('comments the paired section and fails the step on a paired regression, reading no baseline', async () => {
-    const { deps, summaries } = setup(prContext());
+    const { deps, summaries } = reportHarness(prContext());
     // Only the comment calls: nock refuses any other request (no baseline, no history is read).
     const posted = nockNewComment(nock('https://api.github.com'), 77);
     const outcome = await report(await inputs(abResult(1.5)), deps);
@@ -117,7 +86,7 @@ describe('the report action on an A/B result', () => {
   });
 
   it("judges with the step's own tolerances, not the file's judgement", async () => {
-    const { deps } = setup(prContext());
+    const { deps } = reportHarness(prContext());
     const posted = nockNewComment(nock('https://api.github.com'), 78);
     const outcome = await report(await inputs(abResult(1.5), { tolerances: 'p95: 80%; p99: 80%' }), deps);
     expect(outcome.outputs.verdict).toBe('no regression');
@@ -126,7 +95,7 @@ describe('the report action on an A/B result', () => {
   });
 
   it('refuses an A/B result in mode store, naming the input', async () => {
-    const { deps } = setup(prContext());
+    const { deps } = reportHarness(prContext());
     await expect(report({ ...(await inputs(abResult(1))), mode: 'store' }, deps)).rejects.toThrow(
       /^result: .*k6-distributed-ab\.json is an A\/B result, for a pull request's comment \(modes comment and bundle\); mode store stores or posts single runs$/,
     );
@@ -135,7 +104,7 @@ describe('the report action on an A/B result', () => {
   it("bundles a fork's rounds; post-bundle judges them itself and says whose figures they are", async () => {
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
-    const pr = setup(prContext(fork));
+    const pr = reportHarness(prContext(fork));
     const outcome = await report(await inputs(abResult(1.5)), pr.deps);
     expect(outcome.outputs).toMatchObject({ mode: 'bundle', verdict: 'regressed', 'artifact-id': '8001' });
     const bundle = JSON.parse(pr.uploads[0]!.files['report.json']!);
@@ -145,7 +114,7 @@ describe('the report action on an A/B result', () => {
     // The fork may have rewritten its own judgement: it is not read.
     bundle.ab.paired.verdict = 'no regression';
     bundle.ab.paired.level = 0.01;
-    const post = setup(forkRunContext({ workflow: 'post k6 report', workflowRunId: 9100 }));
+    const post = reportHarness(forkRunContext({ workflow: 'post k6 report', workflowRunId: 9100 }));
     const { scope, blob, posted } = serveForkBundlePost(fork.pull_request, {
       'report.json': JSON.stringify(bundle),
     });

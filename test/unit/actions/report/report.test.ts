@@ -1,15 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import type { ActionContext } from '../../../../src/actions/report/context.ts';
 import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
-import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
 import { MAX_BUNDLE_JSON_BYTES } from '../../../../src/actions/report/post-bundle.ts';
 import { report, resolveMode } from '../../../../src/actions/report/report.ts';
 import { METRIC_IDS } from '../../../../src/compare/judgement.ts';
-import type { ArtifactTransfer } from '../../../../src/github/artifacts.ts';
 import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
 import { forkNote } from '../../../../src/pr-comment/sections.ts';
@@ -37,13 +34,13 @@ import {
   REPO_PATH,
   serveArtifact,
   serveForkBundlePost,
-  testGitHub,
   useNock,
   workflowRun,
   workflowRuns,
 } from '../../../support/github.ts';
 import { makeResult } from '../../../support/results.ts';
 import { tempDir } from '../../../support/temp.ts';
+import { reportHarness } from './support/harness.ts';
 
 useNock();
 
@@ -51,48 +48,6 @@ const BASELINE = 'k6-distributed-baseline-default';
 const RUNS = BASELINE_RUNS;
 const COMMENTS = `${REPO_PATH}/issues/2/comments`;
 const runsQuery = BASELINE_RUNS_QUERY;
-
-/**
- * The artifact upload service (Twirp with ACTIONS_RUNTIME_TOKEN, then a signed blob upload) cannot
- * run here, so uploads go to this fake, which keeps what was uploaded. Downloads of another run's
- * artifacts use the real @actions/artifact client, through nock (REST redirect + blob).
- */
-function fakeTransfer() {
-  const real = new DefaultArtifactClient();
-  const uploads: Array<{ name: string; files: Record<string, string>; retentionDays?: number }> = [];
-  const transfer: ArtifactTransfer = {
-    uploadArtifact: async (name, files, _root, options) => {
-      const contents: Record<string, string> = {};
-      for (const f of files) contents[path.basename(f)] = await readFile(f, 'utf8');
-      uploads.push({
-        name,
-        files: contents,
-        ...(options?.retentionDays ? { retentionDays: options.retentionDays } : {}),
-      });
-      return { id: 8000 + uploads.length, size: 1234 };
-    },
-    downloadArtifact: (id, options) => real.downloadArtifact(id, options),
-  };
-  return { transfer, uploads };
-}
-
-function setup(ctx: ActionContext = prContext()) {
-  const { transfer, uploads } = fakeTransfer();
-  const summaries: string[] = [];
-  const logs: string[] = [];
-  const deps: ReportDeps = {
-    gh: testGitHub(),
-    transfer,
-    token: 'ghs_test',
-    ctx,
-    log: (l) => logs.push(l),
-    writeSummary: async (m) => {
-      summaries.push(m);
-    },
-    tempDir: async (prefix) => tempDir(prefix),
-  };
-  return { deps, uploads, summaries, logs };
-}
 
 async function resultFile(result: RunResult): Promise<string> {
   const dir = tempDir('k6d-result-');
@@ -124,7 +79,7 @@ function nockNoBaseline(scope: nock.Scope): nock.Scope {
 
 describe('mode comment', () => {
   it('fails the step on a gated regression, with outputs, annotations and the same summary as the comment', async () => {
-    const { deps, summaries } = setup();
+    const { deps, summaries } = reportHarness();
     const scope = nock(API);
     const blob = nockBaseline(scope, makeResult());
     const posted = nockNewComment(scope, 77);
@@ -190,7 +145,7 @@ describe('mode comment', () => {
   });
 
   it('reads the history of the base branch: skips and counts missing and expired results, and its spread judges', async () => {
-    const { deps, logs } = setup();
+    const { deps, logs } = reportHarness();
     const scope = nock(API);
     const newest = [506, 505, 504, 503, 502, 501, 500].map((id) =>
       workflowRun(id, id === 501 ? MERGE_BASE : String(id).repeat(14).slice(0, 40)),
@@ -252,7 +207,7 @@ describe('mode comment', () => {
       [makeResult({ p95: 35 }), { 'fail-on-regression': 'false' }, 'regressed'],
       [makeResult({ p95: 22.5, rps: 430 }), {}, 'passed'],
     ] as const) {
-      const { deps } = setup();
+      const { deps } = reportHarness();
       const scope = nock(API);
       const blob = nockBaseline(scope, makeResult());
       scope
@@ -271,7 +226,7 @@ describe('mode comment', () => {
   it('turns a 403 on a fork into a warning; the job summary still has the report', async () => {
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
-    const { deps, summaries } = setup(prContext(fork));
+    const { deps, summaries } = reportHarness(prContext(fork));
     const scope = nockNoBaseline(nock(API))
       .get(COMMENTS)
       .query({ per_page: '100' })
@@ -291,7 +246,7 @@ describe('mode comment', () => {
 
   it('shows "no baseline yet" and "baseline expired" without failing', async () => {
     {
-      const { deps } = setup();
+      const { deps } = reportHarness();
       const scope = nockNoBaseline(nock(API));
       const posted = nockNewComment(scope, 78);
       const outcome = await report(await inputs(makeResult({ p95: 500 })), deps);
@@ -304,7 +259,7 @@ describe('mode comment', () => {
       expect(scope.isDone()).toBe(true);
     }
     {
-      const { deps } = setup();
+      const { deps } = reportHarness();
       const scope = nock(API)
         .get(`${REPO_PATH}/compare/${BASE_SHA}...${HEAD_SHA}`)
         .query({ per_page: '1' })
@@ -328,7 +283,7 @@ describe('mode comment', () => {
   });
 
   it('compares with a baseline file instead of the stored artifact when given', async () => {
-    const { deps } = setup();
+    const { deps } = reportHarness();
     const scope = nock(API)
       .get(COMMENTS)
       .query({ per_page: '100' })
@@ -359,7 +314,7 @@ describe('mode comment', () => {
       index: i,
       segment: `${i}/1000:${i + 1}/1000`,
     }));
-    const { deps, summaries } = setup();
+    const { deps, summaries } = reportHarness();
     const scope = nock(API);
     const blob = nockBaseline(scope, makeResult());
     const posted = nockNewComment(scope, 81);
@@ -376,7 +331,7 @@ describe('mode comment', () => {
   });
 
   it('refuses a push event in one line that names the input', async () => {
-    const { deps } = setup({ ...prContext({}), eventName: 'push' });
+    const { deps } = reportHarness({ ...prContext({}), eventName: 'push' });
     await expect(report(await inputs(makeResult(), { mode: 'comment' }), deps)).rejects.toThrow(
       'mode: comment needs a pull_request event, not push (use store on pushes, post-bundle on workflow_run)',
     );
@@ -392,7 +347,7 @@ describe('mode store', () => {
       sha: MERGE_BASE,
       workflowRunId: 501,
     };
-    const { deps, uploads, summaries } = setup(ctx);
+    const { deps, uploads, summaries } = reportHarness(ctx);
     const head = makeResult({
       environment: { runnerImage: 'grafana/k6:1.4.0', nodeSelector: { pool: 'k6' } },
     });
@@ -439,7 +394,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   it('writes the bundle on the fork PR and posts it from the workflow_run, rendered again from data', async () => {
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
-    const pr = setup(prContext(fork));
+    const pr = reportHarness(prContext(fork));
     const scope = nock(API);
     const blob = nockBaseline(scope, makeResult());
     const outcome = await report(await inputs(makeResult({ p95: 35 })), pr.deps);
@@ -471,7 +426,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
       headRepo: 'mallory/Hello-World',
       branch: 'changes',
     });
-    const post = setup({
+    const post = reportHarness({
       ...prContext({ action: 'completed', workflow_run: wr }),
       eventName: 'workflow_run',
       workflow: 'post k6 report',
@@ -520,7 +475,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it("finds the PR by head SHA when the bundle's number does not match the run", async () => {
-    const { deps } = setup({
+    const { deps } = reportHarness({
       ...prContext({
         action: 'completed',
         workflow_run: workflowRun(9000, HEAD_SHA, {
@@ -583,7 +538,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it("ignores a forged baseline, gate and tolerances in the bundle: main's baseline and this workflow's gate judge", async () => {
-    const post = setup(forkRunContext());
+    const post = reportHarness(forkRunContext());
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
     const forgedTolerance = { relativePct: 1000, absolute: 1000 };
@@ -639,7 +594,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it('refuses a bundle artifact over 5 MB before downloading it, and posts nothing', async () => {
-    const { deps } = setup(forkRunContext());
+    const { deps } = reportHarness(forkRunContext());
     const big = { ...artifact(8101, 'k6-distributed-report-default', 9000), size_in_bytes: 6 * 1024 * 1024 };
     // Only the listing: a download, a PR lookup or a comment would find no interceptor and fail.
     const scope = nockBundleListing([big]);
@@ -650,7 +605,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it('refuses a report.json over 20 MB unzipped before parsing it, and posts nothing', async () => {
-    const { deps } = setup(forkRunContext());
+    const { deps } = reportHarness(forkRunContext());
     const scope = nockBundleListing([artifact(8101, 'k6-distributed-report-default', 9000)]);
     const size = MAX_BUNDLE_JSON_BYTES + 1;
     const blob = serveArtifact(scope, 8101, { 'report.json': `"${'x'.repeat(size - 2)}"` });
@@ -662,7 +617,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
   });
 
   it('warns when the run left no bundle', async () => {
-    const { deps } = setup({
+    const { deps } = reportHarness({
       ...prContext({ action: 'completed', workflow_run: workflowRun(9000, HEAD_SHA) }),
       eventName: 'workflow_run',
     });

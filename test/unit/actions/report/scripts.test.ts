@@ -1,18 +1,12 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DefaultArtifactClient } from '@actions/artifact';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import type { ActionContext } from '../../../../src/actions/report/context.ts';
 import { parseReportInputs } from '../../../../src/actions/report/inputs.ts';
-import type { ReportDeps } from '../../../../src/actions/report/outcome.ts';
 import { report } from '../../../../src/actions/report/report.ts';
 import { reportScripts, type ScriptToReport } from '../../../../src/actions/report/scripts.ts';
-import {
-  type ArtifactTransfer,
-  BASELINE_METADATA_FILE,
-  RESULT_FILE,
-} from '../../../../src/github/artifacts.ts';
+import { BASELINE_METADATA_FILE, RESULT_FILE } from '../../../../src/github/artifacts.ts';
 import { COMMENT_LIMIT } from '../../../../src/pr-comment/fit.ts';
 import { overallVerdict } from '../../../../src/pr-comment/scripts.ts';
 import { forkNote } from '../../../../src/pr-comment/sections.ts';
@@ -33,12 +27,12 @@ import {
   REPO_PATH,
   serveArtifact,
   serveForkBundlePost,
-  testGitHub,
   useNock,
   workflowRun,
 } from '../../../support/github.ts';
 import { makeResult } from '../../../support/results.ts';
 import { tempDir } from '../../../support/temp.ts';
+import { reportHarness } from './support/harness.ts';
 
 // The report of several scripts in one step (the root action with a glob in `script`): each
 // script compared with its own baseline, stored under its own artifact, and ONE sticky comment.
@@ -48,35 +42,6 @@ useNock();
 
 const COMMENTS = `${REPO_PATH}/issues/2/comments`;
 const MARKER = '<!-- k6-distributed:report workflow=perf job=load-test key=default -->';
-
-function setup(ctx: ActionContext = prContext()) {
-  const uploads: Array<{ name: string; files: Record<string, string> }> = [];
-  const real = new DefaultArtifactClient();
-  // The upload service (ACTIONS_RUNTIME_TOKEN) cannot run here: uploads are kept by this fake.
-  const transfer: ArtifactTransfer = {
-    uploadArtifact: async (name, files) => {
-      const contents: Record<string, string> = {};
-      for (const f of files) contents[path.basename(f)] = await readFile(f, 'utf8');
-      uploads.push({ name, files: contents });
-      return { id: 8000 + uploads.length, size: 1234 };
-    },
-    downloadArtifact: (id, options) => real.downloadArtifact(id, options),
-  };
-  const summaries: string[] = [];
-  const logs: string[] = [];
-  const deps: ReportDeps = {
-    gh: testGitHub(),
-    transfer,
-    token: 'ghs_test',
-    ctx,
-    log: (l) => logs.push(l),
-    writeSummary: async (m) => {
-      summaries.push(m);
-    },
-    tempDir: async (prefix) => tempDir(prefix),
-  };
-  return { deps, uploads, summaries, logs };
-}
 
 /** Writes each script's result where the run writes it (`k6-distributed-result-<script>.json`). */
 async function scriptResults(results: Record<string, RunResult | string>): Promise<ScriptToReport[]> {
@@ -110,7 +75,7 @@ function nockScriptBaseline(scope: nock.Scope, name: string, id: number, base: R
 
 describe('mode comment with two scripts', () => {
   it('compares each with its own baseline and posts one comment with a section per script', async () => {
-    const { deps, summaries } = setup();
+    const { deps, summaries } = reportHarness();
     const scope = nock(API);
     // The same numbers for both heads: only the baselines differ, so each must be its own.
     const blobs = [
@@ -180,7 +145,7 @@ describe('mode comment with two scripts', () => {
   });
 
   it('lists a script without a result, and fits many scripts into one comment', async () => {
-    const { deps } = setup();
+    const { deps } = reportHarness();
     const scope = nock(API);
     const names = Array.from({ length: 12 }, (_, i) => `load/service-${i}.js`);
     // Each result with 400 thresholds: the full report of twelve scripts is far beyond 65,536 characters.
@@ -228,7 +193,7 @@ describe('mode store with two scripts', () => {
       eventName: 'push',
       ref: 'refs/heads/master',
     };
-    const { deps, uploads, summaries } = setup(push);
+    const { deps, uploads, summaries } = reportHarness(push);
     const scripts = await scriptResults({
       'load/api.js': makeResult({ p95: 20 }),
       'load/checkout.js': makeResult({ p95: 30, verdict: 'failed' }),
@@ -272,7 +237,7 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
   it('bundles every script, and the workflow_run posts one comment rendered again from their data', async () => {
     const fork = structuredClone(PR_PAYLOAD);
     fork.pull_request.head.repo.full_name = 'mallory/Hello-World';
-    const pr = setup(prContext(fork));
+    const pr = reportHarness(prContext(fork));
     const scope = nock(API);
     const blobs = [
       nockScriptBaseline(scope, 'k6-distributed-baseline-default-load-api.js', 7001, makeResult({ p95: 35 })),
@@ -307,7 +272,7 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
       headRepo: 'mallory/Hello-World',
       branch: 'changes',
     });
-    const post = setup({
+    const post = reportHarness({
       ...prContext({ action: 'completed', workflow_run: wr }),
       eventName: 'workflow_run',
       job: 'comment',
