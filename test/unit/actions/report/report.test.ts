@@ -421,18 +421,7 @@ describe('fork pull requests: bundle, then post-bundle in a workflow_run workflo
     bundle.marker = { workflow: 'release', job: 'deploy', key: 'prod' };
     bundle.input.links.runUrl = 'https://evil.example/phish';
     bundle.input.baseline.run.url = 'https://evil.example/phish';
-    const wr = workflowRun(9000, HEAD_SHA, {
-      event: 'pull_request',
-      headRepo: 'mallory/Hello-World',
-      branch: 'changes',
-    });
-    const post = reportHarness({
-      ...prContext({ action: 'completed', workflow_run: wr }),
-      eventName: 'workflow_run',
-      workflow: 'post k6 report',
-      job: 'comment',
-      workflowRunId: 9100,
-    });
+    const post = reportHarness(forkRunContext({ workflow: 'post k6 report', workflowRunId: 9100 }));
     const {
       scope: scope2,
       blob: blob2,

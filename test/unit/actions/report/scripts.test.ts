@@ -16,7 +16,7 @@ import {
   artifact,
   artifacts,
   comment,
-  HEAD_SHA,
+  forkRunContext,
   MERGE_BASE,
   nockBaseRuns,
   nockNewComment,
@@ -267,17 +267,7 @@ describe('a fork pull request with two scripts: bundle, then post-bundle', () =>
 
     // The fork could have written anything into the bundle: its links are not used.
     bundle.scripts[1].input.links.runUrl = 'https://evil.example/phish';
-    const wr = workflowRun(9000, HEAD_SHA, {
-      event: 'pull_request',
-      headRepo: 'mallory/Hello-World',
-      branch: 'changes',
-    });
-    const post = reportHarness({
-      ...prContext({ action: 'completed', workflow_run: wr }),
-      eventName: 'workflow_run',
-      job: 'comment',
-      workflowRunId: 9100,
-    });
+    const post = reportHarness(forkRunContext({ workflowRunId: 9100 }));
     const {
       scope: scope2,
       blob: blob2,
