@@ -149,11 +149,11 @@ function trendValue(result: RunResult, name: string, stat: string): number | und
   return result.summary?.metrics[name]?.values[stat] ?? result.metrics[name]?.values[stat];
 }
 
-/** The metrics in k6's groups, names dotted to one width, each kind's columns aligned. */
-function metricLines(result: RunResult, p: Painter): string[] {
+/** The metrics in k6's groups, names dotted to one width (at least `minWidth`), each kind's columns aligned. */
+function metricLines(result: RunResult, p: Painter, minWidth = 0): string[] {
   const names = sortByName(Object.keys(result.metrics).filter((n) => !SKIPPED.test(n)));
   if (names.length === 0) return [];
-  const width = Math.max(...names.map((n) => visibleWidth(displayName(n))));
+  const width = Math.max(minWidth, ...names.map((n) => visibleWidth(displayName(n))));
   const stats = result.summary?.options.summaryTrendStats ?? [...DEFAULT_SUMMARY_TREND_STATS];
   const unit = result.summary?.options.summaryTimeUnit ?? '';
   const cells = (name: string, metric: MetricResult) =>
@@ -258,13 +258,16 @@ export function renderTerminalReport(result: RunResult, options: TerminalReportO
   if (result.thresholds.length === 0) lines.push('', `${INDENT}The script defines no thresholds.`);
   else lines.push(...thresholdLines(result, p));
   lines.push('', '', title('TOTAL RESULTS', p), '', ...checkLines(result, p));
-  const metrics = metricLines(result, p);
+  // The interval lines' dots end in the metrics' column, as every dotted line of k6's summary does.
+  const intervals = headlineIntervals(result).map(([k, v]) => [terminalText(k), v] as const);
+  const width = Math.max(0, ...intervals.map(([k]) => visibleWidth(k)));
+  const metrics = metricLines(result, p, width);
   lines.push(...(metrics.length ? metrics : ['', `${INDENT}No metrics were collected.`]));
-  const intervals = headlineIntervals(result);
   if (intervals.length > 0) {
-    const width = Math.max(...intervals.map(([k]) => k.length)) + 2;
+    const names = Object.keys(result.metrics).filter((n) => !SKIPPED.test(n));
+    const metricWidth = Math.max(width, ...names.map((n) => visibleWidth(displayName(n))));
     lines.push('', '', title('HOW SURE (in-run confidence intervals)', p), '');
-    for (const [k, v] of intervals) lines.push(`${dotted(terminalText(k), width, p)} ${v}`);
+    for (const [k, v] of intervals) lines.push(`${dotted(k, metricWidth, p)} ${v}`);
     lines.push('', `${INDENT}${intervalsNote(result)}`);
   }
   const zones = zoneRows(result);
