@@ -144,6 +144,8 @@ export function runOutputs(result: RunResult, resultPath: string, htmlPath = '')
     p99: String(duration?.values['p(99)'] ?? 0),
     'error-rate': String(result.metrics[K6_METRIC.httpReqFailed]?.values.rate ?? 0),
     'start-skew': String(result.startSkewMs),
+    // Set by A/B rounds only (src/actions/run/ab.ts); empty for one run, so every declared output is set.
+    'ab-verdict': '',
   };
 }
 

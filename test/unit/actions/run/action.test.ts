@@ -31,6 +31,7 @@ describe('runAction with one script', () => {
       p99: '0',
       'error-rate': '0',
       'start-skew': '0',
+      'ab-verdict': '',
       results: JSON.stringify([{ script: 'load.js', verdict: 'passed', 'result-path': resultPath }]),
       'junit-path': '',
     });
