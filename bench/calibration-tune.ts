@@ -87,7 +87,7 @@ const lines = [
   '',
   `Runs: ${runs.length} real product runs with in-run intervals, from \`${where}\` (saturated runs left out of the cells).`,
   `Command: \`node bench/calibration-tune.ts <that folder>\`. One stored baseline, no history; τ is the latency`,
-  'floor (relative sd of one run beyond its own interval: p50/p90/p95 τ, p99 1.5 τ); the verdict is the product\'s `judge`.',
+  "floor (relative sd of one run beyond its own interval: p50/p90/p95 τ, p99 1.5 τ); the verdict is the product's `judge`.",
   '',
   '| shape | τ | comparison | pairs | judged regressed | judged inconclusive | requests per side |',
   '| --- | ---: | --- | ---: | ---: | ---: | ---: |',
@@ -98,4 +98,7 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 writeFileSync(path.join(ROOT, 'bench/results/calibration-tune.md'), `${lines.join('\n')}\n`);
-writeFileSync(path.join(ROOT, 'bench/results/calibration-tune.json'), `${JSON.stringify({ source: where, cells: out }, null, 1)}\n`);
+writeFileSync(
+  path.join(ROOT, 'bench/results/calibration-tune.json'),
+  `${JSON.stringify({ source: where, cells: out }, null, 1)}\n`,
+);
