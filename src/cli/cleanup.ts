@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { allRunsSelector, runSelector } from '../backends/kubernetes/names.ts';
 import { ConfigurationError } from '../errors.ts';
 import type { KubernetesInputs } from '../inputs/kubernetes.ts';
-import { parseZones, type ZoneInputs } from '../inputs/zones.ts';
+import { parseZonesFile, type ZoneInputs } from '../inputs/zones.ts';
 import type { Logger } from '../log.ts';
 import {
   addClusterOptions,
@@ -55,19 +54,9 @@ function readZonesFile(
   file: string,
   cluster: Pick<KubernetesInputs, 'kubeconfig' | 'context' | 'namespace'>,
 ): ZoneInputs[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigurationError(`--zones: cannot read ${file}: ${(error as Error).message}`);
-  }
-  const zones = parseZones(
-    text,
-    (input) => (input in cluster ? cluster[input as keyof typeof cluster] : undefined),
-    '--zones',
+  return parseZonesFile(file, (input) =>
+    input in cluster ? cluster[input as keyof typeof cluster] : undefined,
   );
-  if (!zones) throw new ConfigurationError(`--zones: ${file} has no zone`);
-  return zones;
 }
 
 /**

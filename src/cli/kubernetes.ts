@@ -8,7 +8,7 @@ import {
   type KubernetesInputs,
   parseKubernetesInputs,
 } from '../inputs/kubernetes.ts';
-import { parseZones, type ZoneInputs } from '../inputs/zones.ts';
+import { parseZonesFile, type ZoneInputs } from '../inputs/zones.ts';
 import type { Logger } from '../log.ts';
 import type { KubernetesCliRun } from './kubernetes-run.ts';
 
@@ -118,22 +118,11 @@ export function readZonesFlag(
     throw new ConfigurationError(
       '--runners: not with --zones (each zone gives its runners; the run has their sum)',
     );
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigurationError(`--zones: cannot read ${file}: ${(error as Error).message}`);
-  }
-  const zones = parseZones(
-    text,
-    (input) => {
-      const value = values[attribute(input)];
-      if (input === 'pod-patch' && typeof value === 'string') return podPatchText(value);
-      return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
-    },
-    '--zones',
-  );
-  if (!zones) throw new ConfigurationError(`--zones: ${file} has no zone`);
+  const zones = parseZonesFile(file, (input) => {
+    const value = values[attribute(input)];
+    if (input === 'pod-patch' && typeof value === 'string') return podPatchText(value);
+    return Array.isArray(value) ? value.join('\n') : (value as string | undefined);
+  });
   return { zones, file };
 }
 

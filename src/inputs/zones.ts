@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { dump as dumpYaml, load as parseYaml } from 'js-yaml';
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.ts';
@@ -143,5 +144,23 @@ export function parseZones(
     throw new ConfigurationError(
       `${input}: the zones' shares add up to ${Number(total.toFixed(6))}, not 100 (${zones.map((z) => `${z.name} ${z.share}`).join(', ')})`,
     );
+  return zones;
+}
+
+/**
+ * The zones of the CLI's `--zones FILE` (`run` and `cleanup`): the file read and parsed as
+ * {@link parseZones} does, with `runInput` as every zone's defaults.
+ * @throws ConfigurationError naming `--zones`: an unreadable file, a file without a zone, or what
+ *   {@link parseZones} refuses.
+ */
+export function parseZonesFile(file: string, runInput: ReadInput): ZoneInputs[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigurationError(`--zones: cannot read ${file}: ${(error as Error).message}`);
+  }
+  const zones = parseZones(text, runInput, '--zones');
+  if (!zones) throw new ConfigurationError(`--zones: ${file} has no zone`);
   return zones;
 }

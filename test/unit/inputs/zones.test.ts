@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseZones } from '../../../src/inputs/zones.ts';
+import { parseZones, parseZonesFile } from '../../../src/inputs/zones.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const run =
   (values: Record<string, string> = {}) =>
@@ -84,5 +87,17 @@ describe('zones input', () => {
 
   it('names the CLI flag', () => {
     expect(() => parseZones('[{name: eu, share: 90, runners: 1}]', run(), '--zones')).toThrow(/^--zones: /);
+  });
+
+  it('reads the CLI file, and names --zones when it cannot be read or holds no zone', () => {
+    const dir = tempDir('k6d-zones-');
+    const file = path.join(dir, 'zones.yaml');
+    writeFileSync(file, '- {name: eu, share: 100, runners: 2, namespace: load}\n');
+    expect(parseZonesFile(file, run()).map((z) => [z.name, z.runners])).toEqual([['eu', 2]]);
+    expect(() => parseZonesFile(path.join(dir, 'none.yaml'), run())).toThrow(
+      /^--zones: cannot read .*none\.yaml/,
+    );
+    writeFileSync(file, '\n');
+    expect(() => parseZonesFile(file, run())).toThrow(`--zones: ${file} has no zone`);
   });
 });
