@@ -4,7 +4,6 @@ import { LABELS } from '../../src/backends/kubernetes/names.ts';
 import { LIFETIME_MARGIN_S } from '../../src/run/launch.ts';
 import { leftovers } from '../kubernetes/support/objects.ts';
 import { type CliRun, runCli, startCli, writeScript } from '../support/cli.ts';
-import { tempDir } from '../support/temp.ts';
 import { waitFor } from '../support/wait.ts';
 import { type FaultOutcome, faultTable, shellExitCode } from './table.ts';
 
@@ -59,8 +58,7 @@ export default function () { sleep(0.1); }
 async function killedMidTest(script: string, flags: string[] = []): Promise<{ run: CliRun; runId: string }> {
   const cli = startCli(
     ['run', script, '--runners', '2', '--backend', 'kubernetes', ...CLUSTER(), ...DEDICATED, ...flags],
-    // A SIGKILL leaves the CLI's own temp folder (the archive) behind: it goes with this test's folder.
-    { env: { ...CHILD_ENV, TMPDIR: tempDir('k6d-killed-cli-') } },
+    { env: CHILD_ENV },
   );
   let stderr = '';
   cli.child.stderr!.on('data', (d) => {

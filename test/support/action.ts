@@ -66,6 +66,9 @@ export function startAction(
     GITHUB_STEP_SUMMARY: files.summary,
     GITHUB_WORKSPACE: workspace,
     RUNNER_TEMP: tempDir('k6d-runner-temp-'),
+    // The step's own temp folders (the run's archive) stay inside one the test removes, even when
+    // a test kills the step with SIGKILL, as the Actions runner does past the cancellation grace.
+    TMPDIR: tempDir('k6d-step-tmp-'),
     ...options.env,
   };
   for (const [name, value] of Object.entries(inputs))
