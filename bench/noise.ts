@@ -20,6 +20,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_TOLERANCES, judgeChange, type Tolerance } from '../src/compare/judgement.ts';
 import { DEFAULT_NOISE_GATE, judgeWithHistory } from '../src/compare/noise.ts';
+import { rng } from './calibration/stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -28,18 +29,6 @@ const BASE_MS = 40;
 const SHIFTS = [0, 5, 10, 20, 50];
 const NOISE_CVS = [0.02, 0.05, 0.1, 0.2];
 const HISTORY_SIZES = [5, 10];
-
-/** mulberry32: a small seeded PRNG, so the benchmark prints the same figures every time. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normal(random: () => number): number {
   // Box–Muller.
