@@ -85,23 +85,26 @@ describe('cleanup', () => {
     expect(keepsObjects('always', false)).toBe(false);
   });
 
-  it('stops the background work first, deletes the ConfigMap before the Pods, waits for them, and closes the connections last', async () => {
+  it('stops the background work first, deletes the ConfigMap beside the Pods, waits for them, and closes the connections last', async () => {
     const calls: string[] = [];
     // Both Pods listed, then runner 1's still terminating (the same Pod), then none.
     const { d, clock } = deps('always', calls, [[running(0), running(1)], [running(1)], []]);
+    const began = clock.now();
     await clock.runUntil(cleanUpRun(d));
     expect(calls).toEqual([
       'stop',
       'list ConfigMaps k6-distributed.io/run-id=r1',
-      'delete ConfigMap k6d-r1 Background',
       'list Pods',
+      'delete ConfigMap k6d-r1 Background',
       'delete Pod k6d-r1-0 grace 0',
       'delete Pod k6d-r1-1 grace 0',
-      // A Pod already deleted is not deleted again while it terminates.
+      // Listed again at once after the deletes; a Pod already deleted is not deleted again while it terminates.
       'list Pods',
       'list Pods',
       'close connections',
     ]);
+    // One wait only: for the Pod still terminating after the list that followed the deletes.
+    expect(clock.now() - began).toBe(250);
   });
 
   it('with on-success after a failure, keeps the objects, stops only the runners still running, and says how to delete them', async () => {
@@ -137,8 +140,8 @@ describe('cleanup', () => {
       'cleanup: listing the ConfigMaps of run r1 failed: forbidden',
       'cleanup: still present after 5 s: the ConfigMaps of run r1 (unlisted), Pod k6d-r1-0',
     ]);
-    // Polled every 250 ms for 5 s, the Pod deleted once.
-    expect(calls.filter((c) => c === 'list Pods').length).toBe(22);
+    // Listed again at once after its delete, then every 250 ms for 5 s; the Pod deleted once.
+    expect(calls.filter((c) => c === 'list Pods').length).toBe(23);
     expect(calls.filter((c) => c.startsWith('delete Pod')).length).toBe(1);
   });
 });
