@@ -72,7 +72,7 @@ export async function cleanUpRun(deps: CleanupDeps): Promise<void> {
 
 /**
  * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
- * collector removes) and, beside it, the Pods directly too so nothing waits for the collector
+ * collector removes) and then the Pods directly too so nothing waits for the collector
  * (with no grace period: Pods listed again right after their deletes are normally gone), then waits
  * until no Pod of the run is left (at most `waitS` seconds, listing every 250 ms). Every request is retried while
  * the API server fails transiently; a list that keeps failing counts as objects left.
@@ -136,22 +136,16 @@ async function deleteObjects(run: LabelledObjects & { subject: string }): Promis
       return undefined;
     }
   };
-  // The ConfigMaps beside the Pods: neither waits for the other's requests.
-  const configMapsGone = (async () => {
-    const configMaps = await list('ConfigMaps', () =>
-      api.listNamespacedConfigMap({ namespace, labelSelector }),
-    );
-    await eachLimited(configMaps ?? [], API_CONCURRENCY, (cm) =>
-      attempt(`ConfigMap ${cm.metadata?.name}`, () =>
-        api.deleteNamespacedConfigMap({
-          name: cm.metadata!.name!,
-          namespace,
-          propagationPolicy: 'Background',
-        }),
-      ),
-    );
-    return configMaps;
-  })();
+  // The ConfigMaps first: meanwhile the nodes remove the Pods that already ended (the deletes that
+  // ended their linger), so the Pods' list that follows usually finds none left to delete.
+  const configMaps = await list('ConfigMaps', () =>
+    api.listNamespacedConfigMap({ namespace, labelSelector }),
+  );
+  await eachLimited(configMaps ?? [], API_CONCURRENCY, (cm) =>
+    attempt(`ConfigMap ${cm.metadata?.name}`, () =>
+      api.deleteNamespacedConfigMap({ name: cm.metadata!.name!, namespace, propagationPolicy: 'Background' }),
+    ),
+  );
   const deadline = clock.now() + waitS * 1000;
   // Pods already terminating are deleted too, at once: one on a node that is gone never ends by itself.
   const deleted = new Set<string>();
@@ -167,7 +161,6 @@ async function deleteObjects(run: LabelledObjects & { subject: string }): Promis
     // Deleted just now with no grace period: they are gone unless something holds them (a
     // finalizer), which the next list shows at once, without the wait.
     if (toDelete.length > 0 && clock.now() <= deadline) continue;
-    const configMaps = await configMapsGone;
     const left = [
       ...(configMaps ? [] : [`the ConfigMaps of ${subject} (unlisted)`]),
       ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of ${subject} (unlisted)`]),

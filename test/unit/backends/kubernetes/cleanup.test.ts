@@ -85,7 +85,7 @@ describe('cleanup', () => {
     expect(keepsObjects('always', false)).toBe(false);
   });
 
-  it('stops the background work first, deletes the ConfigMap beside the Pods, waits for them, and closes the connections last', async () => {
+  it('stops the background work first, deletes the ConfigMap before the Pods, waits for them, and closes the connections last', async () => {
     const calls: string[] = [];
     // Both Pods listed, then runner 1's still terminating (the same Pod), then none.
     const { d, clock } = deps('always', calls, [[running(0), running(1)], [running(1)], []]);
@@ -94,8 +94,8 @@ describe('cleanup', () => {
     expect(calls).toEqual([
       'stop',
       'list ConfigMaps k6-distributed.io/run-id=r1',
-      'list Pods',
       'delete ConfigMap k6d-r1 Background',
+      'list Pods',
       'delete Pod k6d-r1-0 grace 0',
       'delete Pod k6d-r1-1 grace 0',
       // Listed again at once after the deletes; a Pod already deleted is not deleted again while it terminates.
