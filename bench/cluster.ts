@@ -19,6 +19,7 @@
  * PHASES=agent measures the stand-in nodes only and keeps the kubelet rows of the last results,
  * marked with their date. CLUSTER_POD_NET and CLUSTER_STATE_DIR choose the cluster's network and
  * state dir (default 10.215 and test/cluster/.state-bench); KEEP_CLUSTER=1 leaves it running.
+ * REPORT_ONLY=1 only writes cluster.md again from cluster.json.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -463,7 +464,31 @@ function rowOf(
   };
 }
 
+/**
+ * REPORT_ONLY=1 writes bench/results/cluster.md again from cluster.json (its rows, date and command),
+ * measuring nothing: for a change of the report's text.
+ */
+async function reportOnly(): Promise<void> {
+  const json = JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8')) as {
+    at: string;
+    command: string;
+    rows: ClusterRow[];
+  };
+  const compare = /\bCOMPARE=(\S+)/.exec(json.command)?.[1];
+  const md = clusterMarkdown(json.rows, {
+    at: json.at,
+    cores: os.availableParallelism(),
+    rounds: Math.max(...json.rows.filter((r) => !r.measuredAt).map((r) => r.rounds.length)),
+    command: json.command,
+    ...(compare ? { baseline: path.basename(compare) } : {}),
+    kcmQps: /\bKCM_API_QPS=(\S+)/.exec(json.command)?.[1] ?? KCM_QPS,
+  });
+  await writeFile(path.join(RESULTS, 'cluster.md'), md);
+  console.log(md);
+}
+
 async function main() {
+  if (process.env.REPORT_ONLY) return reportOnly();
   const dir = path.join(os.tmpdir(), `k6d-bench-cluster-${process.pid}`);
   await mkdir(dir, { recursive: true });
   // PHASES=agent (or kubelet) measures one kind of node and keeps the other's rows from the last run.
