@@ -1,3 +1,5 @@
+import { median } from '../src/compare/noise.ts';
+
 /**
  * The report of bench/cluster.ts: bench/results/cluster.md from its rows (medians per case and
  * per orchestrator), with the targets of issue 26 (item 5) beside the figures.
@@ -17,7 +19,11 @@ export interface ClusterRow {
   code?: string;
   /** When a row kept from an earlier run was measured (ISO); absent for this run's rows. */
   measuredAt?: string;
-  rounds: Array<{ byResource: Record<string, number> }>;
+  rounds: Array<{
+    byResource: Record<string, number>;
+    overheadS?: number;
+    stagesS?: Partial<Record<(typeof STAGES)[number], number>>;
+  }>;
   skewMs: number;
   /** The spread of k6's answers to the un-pause requests, by the nodes' clocks. */
   confirmedMs?: number;
@@ -109,7 +115,8 @@ export function clusterMarkdown(
     '- Linger end: from there to every runner exited: the Pod deletes through the API server, the nodes',
     "  seeing them, k6's SIGTERM, its summary and exit, the nodes' status updates back through the Pod watch.",
     '- Collect: reading the summaries (Pod logs, followed since the start). Cleanup: deletes, then until',
-    '  no Pod of the run is left. Rest: the remainder (aggregation, thresholds, the result).',
+    '  no Pod of the run is left. Rest: the remainder (aggregation, thresholds, the result), the median',
+    "  of each round's remainder.",
     '',
     '| Nodes | Runners | VU init | Code | Preflight | Create | Start | End | Linger end | Collect | Cleanup | Rest |',
     '|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -117,8 +124,14 @@ export function clusterMarkdown(
       .filter((r) => r.stagesS)
       .map((r) => {
         const st = r.stagesS!;
-        const known = Object.values(st).reduce((a, b) => a + (b ?? 0), 0);
-        return `| ${caseOf(r)} | ${codeOf(r, baseline)} | ${STAGES.map((k) => f(st[k], 2)).join(' | ')} | ${f(r.overheadS - known, 2)} |`;
+        const sum = (stages: Partial<Record<string, number>>) =>
+          Object.values(stages).reduce((a: number, b) => a + (b ?? 0), 0);
+        // Per round where the rounds have their stages (a median of sums, not a sum of medians).
+        const rests = r.rounds.flatMap((x) =>
+          x.overheadS === undefined || !x.stagesS ? [] : [x.overheadS - sum(x.stagesS)],
+        );
+        const rest = rests.length > 0 ? median(rests) : r.overheadS - sum(st);
+        return `| ${caseOf(r)} | ${codeOf(r, baseline)} | ${STAGES.map((k) => f(st[k], 2)).join(' | ')} | ${f(rest, 2)} |`;
       }),
     '',
     'API requests by resource in the last round of each size (the run less the same time idle):',
