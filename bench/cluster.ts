@@ -12,16 +12,19 @@
  *
  *   npm run bench:cluster            (ROUNDS=2 by default; ROUNDS=3 for steadier medians)
  *
- * COMPARE=<another checkout> (with RUNNERS=<runner counts>) measures a change against the code before it
- * on the same cluster: the rounds alternate between this checkout's orchestrator and that one's
- * (its `src/`, with this checkout's node_modules linked in), so that both see the same drift of a
- * noisy machine, and the medians of both are printed; the results files are left as they are.
+ * COMPARE=<another checkout> measures a change against the code before it on the same cluster: the
+ * rounds alternate between this checkout's orchestrator and that one's (its `src/`, with this
+ * checkout's node_modules linked in), ROUNDS of each, so that both see the same drift of a noisy
+ * machine; the medians of both are printed and written side by side (with RUNNERS, only printed).
+ * PHASES=agent measures the stand-in nodes only and keeps the kubelet rows of the last results,
+ * marked with their date. CLUSTER_POD_NET and CLUSTER_STATE_DIR choose the cluster's network and
+ * state dir (default 10.215 and test/cluster/.state-bench); KEEP_CLUSTER=1 leaves it running.
+ * REPORT_ONLY=1 only writes cluster.md again from cluster.json.
  */
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -30,9 +33,13 @@ import { median } from '../src/compare/noise.ts';
 import { parseRunConfig } from '../src/config.ts';
 import type { Logger } from '../src/log.ts';
 import { runTest } from '../src/run/index.ts';
+import { type ClusterRow, clusterMarkdown, STAGES } from './cluster-report.ts';
+import { diff, requestCounts, startTargetProcess } from './cluster-support.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const STATE = path.join(ROOT, 'test/cluster/.state-bench');
+/** The cluster's state dir and pod network (CLUSTER_STATE_DIR, CLUSTER_POD_NET), so that several benches' clusters do not collide. */
+const STATE = process.env.CLUSTER_STATE_DIR ?? path.join(ROOT, 'test/cluster/.state-bench');
+const POD_NET = process.env.CLUSTER_POD_NET ?? '10.215';
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 /**
@@ -40,6 +47,15 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
  * run with its time; the results files are then left as they are.
  */
 const TRACE_RUNNERS = process.env.TRACE?.split(',').map(Number);
+/** A trace line's time: s since this process began, and the wall clock's time of day (UTC, as the cluster's logs). */
+const stamp = () => `${(performance.now() / 1000).toFixed(3)} s ${new Date().toISOString().slice(11, 23)}`;
+/** The environment and command that ran this bench, for the results (the variables that change what it measures). */
+const COMMAND = [
+  ...['ROUNDS', 'PHASES', 'COMPARE', 'KCM_API_QPS', 'CLUSTER_POD_NET'].flatMap((k) =>
+    process.env[k] ? [`${k}=${process.env[k]}`] : [],
+  ),
+  'npm run bench:cluster',
+].join(' ');
 /** RUNNERS=32 (runner counts, comma-separated) runs only those cases; the results files are then left as they are. */
 const ONLY_RUNNERS = (process.env.RUNNERS ?? process.env.TRACE)?.split(',').map(Number);
 /**
@@ -72,7 +88,12 @@ diagnostics.subscribe('http.client.request.start', (message) => {
 interface Phase {
   runtime: 'kubelet' | 'agent';
   nodes: number;
-  cases: Array<{ runners: number; initS: number; rounds: number }>;
+  /**
+   * `firstSleepS`: each VU sleeps that long before its first request, so that the runners' first
+   * requests come after the CPU burst of every runner beginning its test at once (on this machine's
+   * 2 cores): their spread then shows how far apart the runners began, less that contention.
+   */
+  cases: Array<{ runners: number; initS: number; rounds: number; firstSleepS?: number }>;
 }
 const PHASES: Phase[] = [
   {
@@ -90,92 +111,12 @@ const PHASES: Phase[] = [
     cases: [
       { runners: 32, initS: 0, rounds: ROUNDS },
       { runners: 64, initS: 0, rounds: ROUNDS },
+      { runners: 64, initS: 0, rounds: ROUNDS, firstSleepS: 1 },
     ],
   },
 ];
 
-/** Sum of `apiserver_request_total`, overall and by resource[/subresource]. */
-async function requestCounts(kc: KubeConfig): Promise<{ total: number; byResource: Record<string, number> }> {
-  const options: https.RequestOptions = { method: 'GET' };
-  await kc.applyToHTTPSOptions(options);
-  const text = await new Promise<string>((resolve, reject) => {
-    https
-      .get(`${kc.getCurrentCluster()!.server}/metrics`, options, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-        });
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-  let total = 0;
-  const byResource: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? '';
-    const sub = /subresource="([^"]*)"/.exec(line)?.[1] ?? '';
-    const key = sub ? `${resource}/${sub}` : resource || '(none)';
-    total += value;
-    byResource[key] = (byResource[key] ?? 0) + value;
-  }
-  return { total, byResource };
-}
-
-function diff(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) out[k] = (b[k] ?? 0) - (a[k] ?? 0);
-  return out;
-}
-
-/**
- * The HTTP target (src/demo/target.ts) in a process of its own, on the pod bridge's gateway. In
- * this process, its request handling (about 20 req/s per runner once they start) shared the event
- * loop that timestamps the start confirmations, and inflated the skew measured at 64 runners.
- */
-async function startTargetProcess(
-  host: string,
-): Promise<{ url: string; stop(): void; firstArrivals(): Promise<Record<string, number>> }> {
-  // A line on its stdin asks for the first arrival (epoch ms) of each runner (its x-runner header)
-  // since the last ask, as one JSON line on its stdout.
-  const code = `const { startNodeTarget } = await import(${JSON.stringify(path.join(ROOT, 'src/demo/target.ts'))});
-const t = await startNodeTarget(process.env.TARGET_HOST);
-console.log(t.url);
-process.stdin.setEncoding('utf8').on('data', () => {
-  const first = {};
-  for (const a of t.arrivals) if (a.runner !== undefined && !(a.runner in first)) first[a.runner] = a.at;
-  t.arrivals.length = 0;
-  console.log(JSON.stringify(first));
-});`;
-  const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', code], {
-    env: { ...process.env, TARGET_HOST: host },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines: string[] = [];
-  let waiting: (() => void) | undefined;
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const parts = out.split('\n');
-      out = parts.pop()!;
-      lines.push(...parts);
-      if (lines.length > 0 && !lines[0]!.startsWith('{')) resolve(lines.shift()!.trim());
-      waiting?.();
-    });
-    child.on('exit', (code) => reject(new Error(`the target exited (${code})`)));
-  });
-  const firstArrivals = async () => {
-    child.stdin!.write('first\n');
-    while (lines.length === 0) await new Promise<void>((r) => (waiting = r));
-    return JSON.parse(lines.shift()!) as Record<string, number>;
-  };
-  return { url, stop: () => child.kill(), firstArrivals };
-}
-
-function scriptFor(runners: number, initS: number): string {
+function scriptFor(runners: number, initS: number, firstSleepS = 0): string {
   return `import http from 'k6/http';
 import exec from 'k6/execution';
 import { sleep } from 'k6';
@@ -187,14 +128,12 @@ export const options = { scenarios: { s: { executor: 'constant-vus', vus: ${2 * 
 const params = { headers: { 'x-runner': __ENV.K6D_RUNNER_INDEX } };
 export default function () {
   if (exec.vu.idInInstance === 1 && exec.vu.iterationInInstance === 0) console.log('k6d-first-iteration ' + Date.now());
+  if (${firstSleepS} > 0 && exec.vu.iterationInInstance === 0) sleep(${firstSleepS});
   http.get(__ENV.TARGET + '/api/items', params);
   sleep(0.05);
 }
 `;
 }
-
-/** Where the overhead goes (see the md's explanation). */
-const STAGES = ['preflight', 'create', 'collect', 'cleanup'] as const;
 
 /** One measured run. Units: s, ms for the skew. */
 interface Round {
@@ -208,6 +147,8 @@ interface Round {
   overheadS: number;
   stagesS: Record<(typeof STAGES)[number], number>;
   skewMs: number;
+  /** The spread of k6's answers to the runners' un-pause requests (by the nodes' clocks), in ms. */
+  confirmedMs: number;
   /**
    * The spread of the runners' first requests at the target, in ms, by the target's one clock: how
    * far apart the runners really started (NaN when some runner's first request is missing).
@@ -219,6 +160,8 @@ interface Round {
    */
   firstIterationsMs: number;
   requests: number;
+  /** This machine's 1-minute load average at the end of the run. */
+  loadAverage: number;
   /** The requests of this process alone (the orchestrator), over the run. */
   ownRequests: number;
   byResource: Record<string, number>;
@@ -229,6 +172,9 @@ function timed(Base: typeof KubernetesBackend) {
   return class TimedBackend extends Base {
     collectS = 0;
     cleanupS = 0;
+    /** When the first runner's linger was ended, and when every runner had exited (performance.now() ms). */
+    firstTerminateAt = 0;
+    allExitedAt = 0;
     /** Per runner: when its first VU began its first iteration (epoch ms), from the line it logs. */
     readonly firstIterations = new Map<number, number>();
     private collectFrom = 0;
@@ -240,19 +186,25 @@ function timed(Base: typeof KubernetesBackend) {
     override async launch(...args: Parameters<KubernetesBackend['launch']>) {
       const runners = await super.launch(...args);
       const trace = (m: string) => {
-        if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) ${m}`);
+        if (TRACE_RUNNERS) console.error(`  ${stamp()} (backend) ${m}`);
       };
       let exitedCount = 0;
       for (const r of runners)
         void r.exited.then(() => {
           trace(`runner ${r.index} exited`);
-          if (++exitedCount === runners.length) trace(`all ${runners.length} runners exited`);
+          if (++exitedCount === runners.length) {
+            this.allExitedAt = performance.now();
+            trace(`all ${runners.length} runners exited`);
+          }
         });
       let terminating = 0;
       return runners.map((r) => ({
         ...r,
         terminate: async () => {
-          if (terminating++ === 0) trace('first terminate (end of linger)');
+          if (terminating++ === 0) {
+            this.firstTerminateAt = performance.now();
+            trace('first terminate (end of linger)');
+          }
           await r.terminate();
           if (terminating === runners.length) trace('a last terminate returned');
         },
@@ -273,9 +225,9 @@ function timed(Base: typeof KubernetesBackend) {
     }
     override async cleanup() {
       const from = performance.now();
-      if (TRACE_RUNNERS) console.error(`  ${(from / 1000).toFixed(3)} s (backend) cleanup starts`);
+      if (TRACE_RUNNERS) console.error(`  ${stamp()} (backend) cleanup starts`);
       await super.cleanup();
-      if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (backend) cleanup done`);
+      if (TRACE_RUNNERS) console.error(`  ${stamp()} (backend) cleanup done`);
       this.cleanupS += (performance.now() - from) / 1000;
     }
   };
@@ -313,7 +265,7 @@ async function runPhase(phase: Phase, dir: string) {
   const env = {
     ...process.env,
     CLUSTER_STATE_DIR: STATE,
-    CLUSTER_POD_NET: '10.215',
+    CLUSTER_POD_NET: POD_NET,
     DEDICATED_NODES: String(phase.nodes),
     GENERAL_NODES: '0',
     NODE_RUNTIME: phase.runtime,
@@ -330,27 +282,35 @@ async function runPhase(phase: Phase, dir: string) {
   const gateway = /K6D_POD_GATEWAY='([^']+)'/.exec(await readFile(path.join(STATE, 'env'), 'utf8'))![1]!;
   const target = await startTargetProcess(gateway);
   try {
-    for (const { runners, initS, rounds: count } of phase.cases) {
+    for (const { runners, initS, rounds: count, firstSleepS = 0 } of phase.cases) {
       if (ONLY_RUNNERS && !ONLY_RUNNERS.includes(runners)) continue;
-      const script = path.join(dir, `script-${runners}-${initS}.js`);
-      await writeFile(script, scriptFor(runners, initS));
+      const script = path.join(dir, `script-${runners}-${initS}-${firstSleepS}.js`);
+      await writeFile(script, scriptFor(runners, initS, firstSleepS));
       const rounds: Round[] = [];
-      for (let round = 0; round < count; round++) {
+      // Each variant runs `count` rounds, alternating.
+      for (let round = 0; round < count * variants.length; round++) {
         let createdAt = 0;
+        let startsAt = 0;
+        let confirmedMs = Number.NaN;
         let readyAt = 0;
         let preflightAt = 0;
         let t0 = performance.now();
         const log: Logger = {
           info: (m) => {
-            if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s ${m}`);
+            if (TRACE_RUNNERS) console.error(`  ${stamp()} ${m}`);
             if (m.startsWith('preflight ok')) preflightAt = performance.now();
             if (m.startsWith('created ConfigMap')) createdAt = performance.now();
             if (m.startsWith('all ') && m.includes('ready')) readyAt = performance.now();
+            const confirmed = /k6 confirmed within (\d+) ms/.exec(m);
+            if (confirmed) confirmedMs = Number(confirmed[1]);
           },
           warning: (m) => console.error(`  warning: ${m}`),
           error: (m) => console.error(`  error: ${m}`),
           debug: (m) => {
-            if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s (debug) ${m}`);
+            // The scheduled start's instant: `starting N runners at ... (in L ms; ...`.
+            const lead = /^starting \d+ runners at .* \(in (\d+) ms;/.exec(m);
+            if (lead) startsAt = performance.now() + Number(lead[1]);
+            if (TRACE_RUNNERS) console.error(`  ${stamp()} (debug) ${m}`);
           },
         };
         await target.firstArrivals();
@@ -401,7 +361,7 @@ async function runPhase(phase: Phase, dir: string) {
         const iterations = [...lastBackend!.firstIterations.values()];
         const firstIterationsMs =
           iterations.length === runners ? Math.max(...iterations) - Math.min(...iterations) : Number.NaN;
-        if (TRACE_RUNNERS) console.error(`  ${(performance.now() / 1000).toFixed(3)} s runTest returned`);
+        if (TRACE_RUNNERS) console.error(`  ${stamp()} runTest returned`);
         const backend = lastBackend!;
         const after = await requestCounts(kc);
         // The same time idle: what the controllers and node heartbeats cost without a run.
@@ -429,10 +389,15 @@ async function runPhase(phase: Phase, dir: string) {
           stagesS: {
             preflight: (preflightAt - t0) / 1000,
             create: (createdAt - preflightAt) / 1000,
+            start: (startsAt - readyAt) / 1000,
+            end: (backend.firstTerminateAt - startsAt) / 1000 - result.durationS,
+            lingerEnd: (backend.allExitedAt - backend.firstTerminateAt) / 1000,
             collect: backend.collectS,
             cleanup: backend.cleanupS,
           },
           skewMs: result.startSkewMs,
+          confirmedMs,
+          loadAverage: os.loadavg()[0]!,
           firstRequestsMs,
           firstIterationsMs,
           requests: after.total - before.total - (idle.total - after.total),
@@ -451,39 +416,84 @@ async function runPhase(phase: Phase, dir: string) {
           );
         }
       }
-      rows.push({
-        runtime: phase.runtime,
-        runners,
-        initS,
-        rounds,
-        skewMs: median(rounds.map((r) => r.skewMs)),
-        firstRequestsMs: median(rounds.map((r) => r.firstRequestsMs)),
-        firstIterationsMs: median(rounds.map((r) => r.firstIterationsMs)),
-        podStartS: median(rounds.map((r) => r.podStartS)),
-        overheadS: median(rounds.map((r) => r.overheadS)),
-        wallS: median(rounds.map((r) => r.wallS)),
-        testS: median(rounds.map((r) => r.testS)),
-        requestsPerRunner: median(rounds.map((r) => r.requests / runners)),
-        ownRequestsPerRunner: median(rounds.map((r) => r.ownRequests / runners)),
-        stagesS: Object.fromEntries(STAGES.map((k) => [k, median(rounds.map((r) => r.stagesS[k]))])),
-      });
+      for (const v of variants) {
+        const mine = rounds.filter((r) => r.variant === v.label);
+        rows.push(rowOf(phase.runtime, runners, initS, firstSleepS, v.label, mine));
+      }
     }
   } finally {
     target.stop();
-    execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    // KEEP_CLUSTER=1 leaves the cluster running (its logs in CLUSTER_STATE_DIR/logs); stop it with test/cluster/stop.sh.
+    if (!process.env.KEEP_CLUSTER)
+      execFileSync('bash', [path.join(ROOT, 'test/cluster/stop.sh')], {
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
   }
   return rows;
 }
 
+/** The medians of one case's rounds of one variant (`code`: `this`, or COMPARE's folder name). */
+function rowOf(
+  runtime: Phase['runtime'],
+  runners: number,
+  initS: number,
+  firstSleepS: number,
+  code: string,
+  rounds: Round[],
+): ClusterRow & { rounds: Round[] } {
+  return {
+    runtime,
+    runners,
+    initS,
+    firstSleepS,
+    code,
+    rounds,
+    skewMs: median(rounds.map((r) => r.skewMs)),
+    confirmedMs: median(rounds.map((r) => r.confirmedMs)),
+    loadAverage: median(rounds.map((r) => r.loadAverage)),
+    firstRequestsMs: median(rounds.map((r) => r.firstRequestsMs)),
+    firstIterationsMs: median(rounds.map((r) => r.firstIterationsMs)),
+    podStartS: median(rounds.map((r) => r.podStartS)),
+    overheadS: median(rounds.map((r) => r.overheadS)),
+    wallS: median(rounds.map((r) => r.wallS)),
+    testS: median(rounds.map((r) => r.testS)),
+    requestsPerRunner: median(rounds.map((r) => r.requests / runners)),
+    ownRequestsPerRunner: median(rounds.map((r) => r.ownRequests / runners)),
+    stagesS: Object.fromEntries(STAGES.map((k) => [k, median(rounds.map((r) => r.stagesS[k]))])),
+  };
+}
+
+/**
+ * REPORT_ONLY=1 writes bench/results/cluster.md again from cluster.json (its rows, date and command),
+ * measuring nothing: for a change of the report's text.
+ */
+async function reportOnly(): Promise<void> {
+  const json = JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8')) as {
+    at: string;
+    command: string;
+    rows: ClusterRow[];
+  };
+  const compare = /\bCOMPARE=(\S+)/.exec(json.command)?.[1];
+  const md = clusterMarkdown(json.rows, {
+    at: json.at,
+    cores: os.availableParallelism(),
+    rounds: Math.max(...json.rows.filter((r) => !r.measuredAt).map((r) => r.rounds.length)),
+    command: json.command,
+    ...(compare ? { baseline: path.basename(compare) } : {}),
+    kcmQps: /\bKCM_API_QPS=(\S+)/.exec(json.command)?.[1] ?? KCM_QPS,
+  });
+  await writeFile(path.join(RESULTS, 'cluster.md'), md);
+  console.log(md);
+}
+
 async function main() {
+  if (process.env.REPORT_ONLY) return reportOnly();
   const dir = path.join(os.tmpdir(), `k6d-bench-cluster-${process.pid}`);
   await mkdir(dir, { recursive: true });
   // PHASES=agent (or kubelet) measures one kind of node and keeps the other's rows from the last run.
   const only = process.env.PHASES?.split(',');
-  type Row = Awaited<ReturnType<typeof runPhase>>[number];
+  type Row = ClusterRow;
   const kept: Row[] = only
     ? (
         JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8').catch(() => '{"rows":[]}')) as {
@@ -491,6 +501,13 @@ async function main() {
         }
       ).rows.filter((r) => !only.includes(r.runtime))
     : [];
+  // Rows kept from the last run say when they were measured.
+  const lastAt = (
+    JSON.parse(await readFile(path.join(RESULTS, 'cluster.json'), 'utf8').catch(() => '{}')) as {
+      at?: string;
+    }
+  ).at;
+  for (const r of kept) r.measuredAt ??= lastAt;
   const rows: Row[] = [];
   try {
     for (const phase of PHASES) {
@@ -503,65 +520,19 @@ async function main() {
     await rm(dir, { recursive: true, force: true });
   }
   if (ONLY_RUNNERS) return;
-  const md = [
-    `# Kubernetes backend on the test cluster (${new Date().toISOString()}, ${os.availableParallelism()} cores, medians of ${ROUNDS} rounds, 1 for the 30 s init)`,
-    '',
-    '5 s constant-vus test, 2 VUs per runner, one runner per dedicated node, cleanup always. Nodes: `kubelet` =',
-    'real kubelets with containerd (16 nodes), `agent` = the stand-in node agent (64 nodes).',
-    '',
-    '| Nodes | Runners | VU init | Start skew | First iterations spread | First requests spread | Pod start + VU init | Test | Orchestration overhead | Wall | API requests per runner | of which this process |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${r.skewMs.toFixed(2)} ms | ${r.firstIterationsMs === undefined ? '—' : `${r.firstIterationsMs.toFixed(1)} ms`} | ${r.firstRequestsMs === undefined ? '—' : `${r.firstRequestsMs.toFixed(1)} ms`} | ${r.podStartS.toFixed(2)} s | ${r.testS.toFixed(2)} s | ${r.overheadS.toFixed(2)} s | ${r.wallS.toFixed(2)} s | ${r.requestsPerRunner.toFixed(0)} | ${r.ownRequestsPerRunner === undefined ? '—' : r.ownRequestsPerRunner.toFixed(1)} |`,
-    ),
-    '',
-    'Where the orchestration overhead goes (medians, s): the local preflight (k6 archive + inspect); from',
-    'there to the runner Pods created (plan, permission check, ConfigMap, Pods, Pod watch); collecting the',
-    'summaries (Pod logs); the cleanup (deletes, then until no Pod of the run is left).',
-    '',
-    '| Nodes | Runners | VU init | Preflight | Create | Collect | Cleanup | Rest |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows
-      .filter((r) => r.stagesS)
-      .map((r) => {
-        const st = r.stagesS as Record<string, number>;
-        const rest = r.overheadS - Object.values(st).reduce((a, b) => a + b, 0);
-        return `| ${r.runtime} | ${r.runners} | ${r.initS} s | ${st.preflight!.toFixed(2)} | ${st.create!.toFixed(2)} | ${st.collect!.toFixed(2)} | ${st.cleanup!.toFixed(2)} | ${rest.toFixed(2)} |`;
-      }),
-    '',
-    'API requests by resource in the last round of each size (the run less the same time idle):',
-    '',
-    ...rows.map(
-      (r) =>
-        `- ${r.runtime}, ${r.runners} runners, ${r.initS} s init: ${Object.entries(
-          r.rounds.at(-1)!.byResource,
-        )
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')}`,
-    ),
-    '',
-    "Start skew is what the run reports: the spread of the runners' start confirmations (on Kubernetes each",
-    "barrier container un-pauses its runner at one scheduled instant and notes, by its node's clock, when k6",
-    "answered). First iterations spread is the spread of the instants each runner's first VU began its first",
-    "iteration, as it logged them (every node shares this machine's clock): how far apart the tests began.",
-    "First requests spread is the spread of each runner's first request at the target, by the target's one",
-    'clock (the target shares the same cores, so at 64 runners it also measures how long the target waited',
-    'for CPU while every runner began at once).',
-    '',
-    'Overhead is the wall time of the whole run less the test itself and less the time from creating the',
-    'runner Pods to every runner at status 4: preflight (k6 archive + inspect), the permission check, collecting',
-    'the summaries, aggregation and deleting the run. API requests count every client (this process, the',
-    'controllers, the scheduler, the node agent), less what the same time costs idle; "of which this process" counts',
-    "the orchestrator's own requests (Node's diagnostics channels for undici and https, to the API server's address).",
-    `The controller-manager runs with --kube-api-qps ${KCM_QPS} (its default is 20), as when runners were Jobs (the job`,
-    'controller then released finished runner Pods at that rate); no controller of it acts on the bare runner Pods.',
-    '',
-  ].join('\n');
+  const at = new Date().toISOString();
+  const md = clusterMarkdown(rows, {
+    at,
+    cores: os.availableParallelism(),
+    rounds: ROUNDS,
+    command: COMMAND,
+    ...(process.env.COMPARE ? { baseline: path.basename(path.resolve(process.env.COMPARE)) } : {}),
+    kcmQps: KCM_QPS,
+  });
   await mkdir(RESULTS, { recursive: true });
   await writeFile(
     path.join(RESULTS, 'cluster.json'),
-    `${JSON.stringify({ at: new Date().toISOString(), rows }, null, 2)}\n`,
+    `${JSON.stringify({ at, command: COMMAND, rows }, null, 2)}\n`,
   );
   await writeFile(path.join(RESULTS, 'cluster.md'), md);
   console.log(md);

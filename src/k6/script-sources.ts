@@ -72,6 +72,16 @@ export function exportedLifecycle(sources: string): ExportedLifecycle {
   return { setup: exported('setup'), teardown: exported('teardown') };
 }
 
+/**
+ * Whether the sources name `setup` and `teardown` at all (as a word, anywhere): a script whose
+ * sources never do cannot export them, so they need not be asked for (k6 would skip them, `js/runner.go`
+ * `runPart`). Unlike {@link exportedLifecycle} this has no false negatives; a mention in a comment,
+ * a string or a path is a false positive, on the safe side.
+ */
+export function namedLifecycle(sources: string): ExportedLifecycle {
+  return { setup: /\bsetup\b/.test(sources), teardown: /\bteardown\b/.test(sources) };
+}
+
 /** Whether the sources mention `handleSummary` (then the script's own is called once after the run). */
 export function mentionsHandleSummary(sources: string): boolean {
   return /\bhandleSummary\b/.test(sources);

@@ -215,7 +215,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       ...(signal ? { signal } : {}),
     });
     const setup = await setupOnce(launched.runners, {
-      skip: lifecycle.noSetup,
+      // Not asked for when the sources never name it: k6 would skip it, and the request would cost a round trip.
+      skip: lifecycle.noSetup || pre.lifecycleNamed?.setup === false,
       timeoutS: lifecycle.setupTimeoutS,
       exported: pre.lifecycle?.setup ?? true,
       clock,
@@ -253,10 +254,11 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       progressIntervalS: options.progressIntervalS ?? 10,
       // Adaptive, as the latency's intervals: about 60 points, one a second at the finest.
       timelineIntervalS: Math.max(1, latencyIntervals(pre.totalDurationS).intervalMs / 1000),
-      onTestEnded: async (lingering) => {
+      onTestEnded: async (lingering, endLinger) => {
         cpuAtEnd = await cpuSecondsOf(launched.runners);
         teardown = await teardownOnce(launched.runners, lingering, {
-          skip: lifecycle.noTeardown,
+          endLinger,
+          skip: lifecycle.noTeardown || pre.lifecycleNamed?.teardown === false,
           timeoutS: lifecycle.teardownTimeoutS,
           exported: pre.lifecycle?.teardown ?? true,
           clock,

@@ -35,9 +35,14 @@ export interface MonitorOptions {
   signal?: AbortSignal;
   /**
    * Called once, when every runner's test has ended and before their linger is ended (teardown.ts),
-   * with the indexes of the runners still there (lingering). A failure it returns joins the run's.
+   * with the indexes of the runners still there (lingering). It may end the linger of those it does
+   * not need at once with `endLinger(i)` (Runner.terminate, once per runner), so that their ends
+   * overlap its own work; the others' linger ends when it returns. A failure it returns joins the run's.
    */
-  onTestEnded?(lingering: ReadonlySet<number>): Promise<Failure | undefined>;
+  onTestEnded?(
+    lingering: ReadonlySet<number>,
+    endLinger: (index: number) => void,
+  ): Promise<Failure | undefined>;
   /** The script's thresholds: those with abortOnFail are judged live on the whole test (abort.ts). */
   thresholds?: readonly Threshold[];
   clock: Clock;
@@ -162,7 +167,9 @@ export async function monitor(
         testEndedAtMs = clock.now();
         progress.close();
         const lingering = new Set(running);
-        const failure = await options.onTestEnded?.(lingering);
+        const failure = await options.onTestEnded?.(lingering, (i) => {
+          if (lingering.has(i)) stopper.terminate(i);
+        });
         if (failure) failures.push(failure);
         for (const i of lingering) stopper.terminate(i);
       } else if (!stopper.stopping && clock.now() > deadlineMs) {

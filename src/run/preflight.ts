@@ -20,6 +20,7 @@ import {
   type ExportedLifecycle,
   exportedLifecycle,
   mentionsHandleSummary,
+  namedLifecycle,
   type ScriptReads,
   scriptReads,
 } from '../k6/script-sources.ts';
@@ -82,6 +83,12 @@ export interface Preflight {
    * run says it ran one only when the script has it. Unknown (absent): it says so as for one.
    */
   lifecycle?: ExportedLifecycle;
+  /**
+   * Which of setup() and teardown() the script's sources name at all (src/k6/script-sources.ts
+   * `namedLifecycle`): one never named is not asked for (no request to a runner). Unknown (absent):
+   * it is asked for.
+   */
+  lifecycleNamed?: ExportedLifecycle;
   /** `--no-color` or `NO_COLOR` given: handleSummary's `options.noColor`. */
   noColor?: boolean;
   /** The script was given as a k6 archive (`.tar`): it runs as it is, without the entry module. */
@@ -186,6 +193,7 @@ export async function preflight(options: {
     reads: scriptReads(scriptSources),
     handleSummary: !isArchive && mentionsHandleSummary(scriptSources),
     lifecycle: exportedLifecycle(scriptSources),
+    lifecycleNamed: namedLifecycle(scriptSources),
     isArchive,
     noColor: noColorGiven(options.k6Args),
   };

@@ -12,6 +12,11 @@ export interface TeardownOptions {
   timeoutS: number;
   /** Whether the script exports teardown() (as `SetupOptions.exported`): nothing is said when not. Default true. */
   exported?: boolean;
+  /**
+   * Ends runner `index`'s linger (monitor.ts `onTestEnded`): called at once for every lingering
+   * runner but the one teardown() runs on (every one with `skip`).
+   */
+  endLinger?: (index: number) => void;
   clock: Clock;
   log: Logger;
 }
@@ -29,6 +34,17 @@ export interface TeardownInfo {
 }
 
 /**
+ * The runner teardown() runs on ({@link teardownOnce}): the first one still lingering, runner 0
+ * unless it is gone; undefined when none is.
+ */
+export function teardownRunner(
+  runners: readonly Runner[],
+  lingering: ReadonlySet<number>,
+): Runner | undefined {
+  return runners.find((r) => lingering.has(r.index));
+}
+
+/**
  * Teardown stage, once every runner's test has ended and before their linger ends: runs the
  * script's `teardown(data)` once (`POST /v1/teardown`) on the first runner still lingering, runner
  * 0 unless it is gone; every runner holds the setup data (setup.ts), so any of them passes it. Its
@@ -42,9 +58,11 @@ export async function teardownOnce(
   lingering: ReadonlySet<number>,
   options: TeardownOptions,
 ): Promise<TeardownInfo> {
+  const runner = options.skip ? undefined : teardownRunner(runners, lingering);
+  // The others' linger ends now: their ends (SIGTERM, the summary, the exit) overlap teardown().
+  for (const i of lingering) if (i !== runner?.index) options.endLinger?.(i);
   if (options.skip) return { durationMs: 0 };
   const { clock, log } = options;
-  const runner = runners.find((r) => lingering.has(r.index));
   if (!runner) {
     if (options.exported !== false) log.warning('teardown() was not run: no runner was left to run it');
     return { durationMs: 0 };

@@ -98,8 +98,12 @@ export class KubernetesBackend implements Backend {
     const parts = this.makeParts(activeDeadlineSeconds);
     this.parts = parts;
     try {
-      await createRun(this.core, { ...this.o, activeDeadlineSeconds, plan }, archive, log);
-      await parts.pods.start();
+      // The Pod watch's list beside the creates, not after them: the watch goes on from the list's
+      // resourceVersion, so every Pod the list missed comes as an event.
+      await Promise.all([
+        createRun(this.core, { ...this.o, activeDeadlineSeconds, plan }, archive, log),
+        parts.pods.start(),
+      ]);
     } catch (error) {
       throw apiError(error, `creating the runners in namespace ${namespace}`);
     }

@@ -72,8 +72,9 @@ export async function cleanUpRun(deps: CleanupDeps): Promise<void> {
 
 /**
  * Deletes every object of a run, by its run-id label: the ConfigMap (whose dependents the garbage
- * collector removes) and the Pods directly too so nothing waits for the collector, then waits
- * until no Pod of the run is left (at most `waitS` seconds). Every request is retried while
+ * collector removes) and then the Pods directly too so nothing waits for the collector
+ * (with no grace period: Pods listed again right after their deletes are normally gone), then waits
+ * until no Pod of the run is left (at most `waitS` seconds, listing every 250 ms). Every request is retried while
  * the API server fails transiently; a list that keeps failing counts as objects left.
  * @returns the names of objects still present after the wait (empty when all are gone).
  */
@@ -135,6 +136,8 @@ async function deleteObjects(run: LabelledObjects & { subject: string }): Promis
       return undefined;
     }
   };
+  // The ConfigMaps first: meanwhile the nodes remove the Pods that already ended (the deletes that
+  // ended their linger), so the Pods' list that follows usually finds none left to delete.
   const configMaps = await list('ConfigMaps', () =>
     api.listNamespacedConfigMap({ namespace, labelSelector }),
   );
@@ -155,6 +158,9 @@ async function deleteObjects(run: LabelledObjects & { subject: string }): Promis
         api.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }),
       );
     });
+    // Deleted just now with no grace period: they are gone unless something holds them (a
+    // finalizer), which the next list shows at once, without the wait.
+    if (toDelete.length > 0 && clock.now() <= deadline) continue;
     const left = [
       ...(configMaps ? [] : [`the ConfigMaps of ${subject} (unlisted)`]),
       ...(pods ? pods.map((p) => `Pod ${p.metadata?.name}`) : [`the Pods of ${subject} (unlisted)`]),

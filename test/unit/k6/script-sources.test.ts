@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { exportedLifecycle, mentionsHandleSummary, scriptReads } from '../../../src/k6/script-sources.ts';
+import { runnerEntryModule } from '../../../src/k6/entry.ts';
+import {
+  exportedLifecycle,
+  mentionsHandleSummary,
+  namedLifecycle,
+  scriptReads,
+} from '../../../src/k6/script-sources.ts';
 
 // declaredContains is tested with the preflight helpers (test/unit/run/plan.test.ts).
 
@@ -43,5 +49,26 @@ describe("what the script's sources say", () => {
 
   it('tells teardown() apart from setup()', () => {
     expect(exportedLifecycle('export function teardown() {}')).toEqual({ setup: false, teardown: true });
+  });
+
+  it('names setup() and teardown() wherever they are exported, even where the export patterns miss them', () => {
+    // CommonJS by object: exportedLifecycle misses it, so a runner is asked all the same.
+    const commonJs = 'function setup() {}\nfunction teardown() {}\nmodule.exports = { setup, teardown };';
+    expect(exportedLifecycle(commonJs)).toEqual({ setup: false, teardown: false });
+    expect(namedLifecycle(commonJs)).toEqual({ setup: true, teardown: true });
+    expect(namedLifecycle('export { x as "teardown" };')).toEqual({ setup: false, teardown: true });
+    expect(namedLifecycle('export default function () {}\nconst setupData = 1;')).toEqual({
+      setup: false,
+      teardown: false,
+    });
+  });
+
+  it('finds no name of setup() or teardown() in the runner entry module the archive holds', () => {
+    const entry = runnerEntryModule({
+      script: '/tmp/load.js',
+      thresholds: { a: ['rate>=0'] },
+      runsDefault: true,
+    });
+    expect(namedLifecycle(entry)).toEqual({ setup: false, teardown: false });
   });
 });

@@ -94,6 +94,17 @@ describe('setup() once', () => {
     expect(withBoth.log.lines.filter((l) => /(setup|teardown)\(\) ran once/.test(l))).toHaveLength(2);
   });
 
+  it('asks for neither setup() nor teardown() when the sources never name them', async () => {
+    const { backend, run } = setup([{}, {}], {
+      preflight: { ...fakePreflight(), lifecycleNamed: { setup: false, teardown: false } },
+    });
+    expect((await run).verdict).toBe('passed');
+    expect(backend.runners.map((r) => [r.calls.setup, r.calls.teardown, r.calls.terminate])).toEqual([
+      [0, 0, 1],
+      [0, 0, 1],
+    ]);
+  });
+
   it('reads --no-setup, --no-teardown and the timeouts from the consolidated options', () => {
     expect(lifecycleOptions({})).toEqual({
       noSetup: false,
@@ -121,6 +132,25 @@ describe('teardown() once and the end of the linger', () => {
     ]);
     // The first runner lingered (its REST API up) until the last one ended.
     expect(result.runners.map((r) => r.exitCode)).toEqual([0, 0]);
+  });
+
+  it("ends the other runners' linger before teardown() runs, and its own runner's after", async () => {
+    // Read when runner 0 runs teardown(): how often each runner was terminated by then.
+    const atTeardown: number[][] = [];
+    const { backend, run } = setup([
+      {
+        run: { code: 0, afterMs: 1000 },
+        get teardown() {
+          atTeardown.push(backend.runners.map((r) => r.calls.terminate));
+          return undefined;
+        },
+      },
+      { run: { code: 0, afterMs: 2000 } },
+      { run: { code: 0, afterMs: 1500 } },
+    ]);
+    expect((await run).verdict).toBe('passed');
+    expect(atTeardown).toEqual([[0, 1, 1]]);
+    expect(backend.runners.map((r) => r.calls.terminate)).toEqual([1, 1, 1]);
   });
 
   it('runs on the next runner when runner 0 is gone', async () => {

@@ -89,6 +89,7 @@ describe('cleanup', () => {
     const calls: string[] = [];
     // Both Pods listed, then runner 1's still terminating (the same Pod), then none.
     const { d, clock } = deps('always', calls, [[running(0), running(1)], [running(1)], []]);
+    const began = clock.now();
     await clock.runUntil(cleanUpRun(d));
     expect(calls).toEqual([
       'stop',
@@ -97,11 +98,13 @@ describe('cleanup', () => {
       'list Pods',
       'delete Pod k6d-r1-0 grace 0',
       'delete Pod k6d-r1-1 grace 0',
-      // A Pod already deleted is not deleted again while it terminates.
+      // Listed again at once after the deletes; a Pod already deleted is not deleted again while it terminates.
       'list Pods',
       'list Pods',
       'close connections',
     ]);
+    // One wait only: for the Pod still terminating after the list that followed the deletes.
+    expect(clock.now() - began).toBe(250);
   });
 
   it('with on-success after a failure, keeps the objects, stops only the runners still running, and says how to delete them', async () => {
@@ -137,8 +140,8 @@ describe('cleanup', () => {
       'cleanup: listing the ConfigMaps of run r1 failed: forbidden',
       'cleanup: still present after 5 s: the ConfigMaps of run r1 (unlisted), Pod k6d-r1-0',
     ]);
-    // Polled every 250 ms for 5 s, the Pod deleted once.
-    expect(calls.filter((c) => c === 'list Pods').length).toBe(22);
+    // Listed again at once after its delete, then every 250 ms for 5 s; the Pod deleted once.
+    expect(calls.filter((c) => c === 'list Pods').length).toBe(23);
     expect(calls.filter((c) => c.startsWith('delete Pod')).length).toBe(1);
   });
 });
