@@ -102,19 +102,23 @@ export function pooledMoments(trends: readonly RunnerTrend[]): { mean: number; v
     let m2 = 0;
     let u0 = 0;
     let a = grid.min;
-    const step = (u1: number, b: number) => {
-      const w = u1 - u0;
-      m1 += (w * (a + b)) / 2;
-      m2 += (w * (a * a + a * b + b * b)) / 3;
-      u0 = u1;
-      a = b;
-    };
+    // One segment [u0, p] × [a, b] at a time, in locals: a closure over them per grid took about
+    // half as long again at 1,000 runners (cpu profile of bench/scale-pass.ts).
     for (let i = 0; i < size; i++) {
       const p = fractions ? fractions[i]! : grid.points[i]![0];
       const v = values ? values[i]! : grid.points[i]![1];
-      if (p > u0 && p < 1 && Number.isFinite(v)) step(p, Math.min(Math.max(v, a), grid.max));
+      if (!(p > u0 && p < 1 && Number.isFinite(v))) continue;
+      const b = Math.min(Math.max(v, a), grid.max);
+      const w = p - u0;
+      m1 += (w * (a + b)) / 2;
+      m2 += (w * (a * a + a * b + b * b)) / 3;
+      u0 = p;
+      a = b;
     }
-    step(1, Math.max(grid.max, a));
+    const b = Math.max(grid.max, a);
+    const w = 1 - u0;
+    m1 += (w * (a + b)) / 2;
+    m2 += (w * (a * a + a * b + b * b)) / 3;
     n += t.count;
     sum += t.count * m1;
     sumSq += t.count * m2;
