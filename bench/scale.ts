@@ -27,6 +27,7 @@ import { thresholdPercentiles } from '../src/k6/thresholds.ts';
 import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
 import { QUANTILE_GRID } from '../src/result/quantile-grid.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
+import { fmt, type ScaleFigures, type ScaleRow, type Spread, scaleReport } from './scale-report.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
 
@@ -166,8 +167,6 @@ const COUNTS = (process.env.SCALE_RUNNERS ?? '10,100,1000').split(',').map(Numbe
  * `bench/scale.ts --summaries` (its own format), its code timed by this scale-pass.ts.
  */
 const BASELINE = process.env.SCALE_BASELINE;
-/** Target of issue 26: wall ms of the whole path by runner count. */
-const TARGETS: Record<number, number> = { 100: 100, 1000: 1000 };
 
 /** A runner's log as k6 writes it with `--quiet` (a few lines; the collect reads its tail). */
 const LOG = Array.from(
@@ -206,22 +205,7 @@ if (process.argv[2] === '--summaries') {
   process.exit(0);
 }
 
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-}
 const spread = (xs: number[]): Spread => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-interface Row {
-  code: 'this' | 'baseline';
-  runners: number;
-  processes: number;
-  summaryKiB: number;
-  totalMs: Spread;
-  cpuMs: Spread;
-  stages: Record<string, Spread>;
-  cpuStages: Record<string, Spread>;
-}
 
 /** Average size of the summaries in `dir`, KiB. */
 function averageKiB(dir: string, n: number): number {
@@ -245,7 +229,7 @@ const pass = (dir: string, n: number, checkout?: string): PassFigures =>
     ),
   ) as PassFigures;
 
-const rows: Row[] = [];
+const rows: ScaleRow[] = [];
 const loadBefore = os.loadavg()[0]!;
 const root = await mkdtemp(path.join(os.tmpdir(), 'k6d-bench-scale-'));
 try {
@@ -272,7 +256,7 @@ try {
     }
     for (const code of codes) {
       const xs = passes[code]!;
-      const row: Row = {
+      const row: ScaleRow = {
         code,
         runners: n,
         processes: PROCESSES,
@@ -295,9 +279,6 @@ try {
 }
 const loadAfter = os.loadavg()[0]!;
 
-function fmt(x: Spread): string {
-  return `${x.median.toFixed(0)} (${x.min.toFixed(0)}–${x.max.toFixed(0)})`;
-}
 /** A checkout's commit (short), or its folder's name when it is no git checkout (a `git archive`). */
 function commitOf(dir: string): string {
   try {
@@ -310,41 +291,20 @@ function commitOf(dir: string): string {
     return path.basename(dir);
   }
 }
-const baselineCommit = BASELINE ? commitOf(BASELINE) : undefined;
-const thisCommit = commitOf(import.meta.dirname);
-const verdict = (r: Row) => {
-  const target = TARGETS[r.runners];
-  if (target === undefined || r.code !== 'this') return '';
-  return `< ${target}: ${r.totalMs.median < target ? 'met' : 'missed'} (median)`;
+const figures: ScaleFigures = {
+  date: new Date().toISOString(),
+  commit: commitOf(import.meta.dirname),
+  ...(BASELINE ? { baseline: commitOf(BASELINE) } : {}),
+  grid: QUANTILE_GRID.length,
+  trends: TRENDS.length,
+  thresholds: thresholds.length,
+  cores: os.cpus().length,
+  processes: PROCESSES,
+  loadAverage: { start: loadBefore, end: loadAfter },
+  stages: [...STAGES],
+  rows,
 };
-const md = [
-  '# Scale: the whole post-run path, one cold pass per process',
-  '',
-  `Measured ${new Date().toISOString()} with \`${BASELINE ? `SCALE_BASELINE=<checkout of ${baselineCommit}> ` : ''}flock /tmp/k6d-bench.lock npm run bench:scale\` (bench/scale.ts, each pass in bench/scale-pass.ts) at ${thisCommit}. Each pass is a fresh Node process that runs the path once, as a real run does after its runners ended: read and parse every runner summary (collectAll), assembleResult (aggregate, thresholds, groups, handleSummary data, result), write the result JSON, render the markdown report (with charts), write the HTML report. Module loading is not counted (a real run has the modules loaded). Synthetic runner summaries shaped like real ones: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks in 2 groups, ${thresholds.length} thresholds. ${PROCESSES} processes per row${BASELINE ? `, this code's and the baseline's (${baselineCommit}, its own summary format) alternated` : ''}: median (min–max) of the wall ms and of the process CPU ms; per stage the median wall / CPU ms. Machine: ${os.cpus().length} cores shared with other jobs, load average ${loadBefore.toFixed(1)} at the start and ${loadAfter.toFixed(1)} at the end. Target (issue 26): < 100 ms at 100 runners, < 1 s at 1,000 (wall).`,
-  '',
-  `| runners | code | summary KiB | total ms | CPU ms | ${STAGES.join(' | ')} | target |`,
-  `| ---: | --- | ---: | ---: | ---: | ${STAGES.map(() => '---:').join(' | ')} | --- |`,
-  ...rows.map(
-    (r) =>
-      `| ${r.runners} | ${r.code === 'this' ? thisCommit : `${baselineCommit} (before)`} | ${r.summaryKiB.toFixed(0)} | ${fmt(r.totalMs)} | ${fmt(r.cpuMs)} | ${STAGES.map((s) => `${r.stages[s]!.median.toFixed(1)} / ${r.cpuStages[s]!.median.toFixed(1)}`).join(' | ')} | ${verdict(r)} |`,
-  ),
-  '',
-  ...(BASELINE
-    ? [
-        'Before → after (median wall, median CPU):',
-        '',
-        ...COUNTS.map((n) => {
-          const a = rows.find((r) => r.runners === n && r.code === 'baseline')!;
-          const b = rows.find((r) => r.runners === n && r.code === 'this')!;
-          return `- ${n} runners: ${a.totalMs.median.toFixed(0)} → ${b.totalMs.median.toFixed(0)} ms wall, ${a.cpuMs.median.toFixed(0)} → ${b.cpuMs.median.toFixed(0)} ms CPU (collect ${a.stages.collect!.median.toFixed(0)} → ${b.stages.collect!.median.toFixed(0)}, assemble ${a.stages.assemble!.median.toFixed(0)} → ${b.stages.assemble!.median.toFixed(0)})`;
-        }),
-        '',
-      ]
-    : []),
-].join('\n');
-await writeFile(
-  path.join(RESULTS, 'scale.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), commit: thisCommit, baseline: baselineCommit, grid: QUANTILE_GRID.length, trends: TRENDS.length, processes: PROCESSES, loadAverage: { start: loadBefore, end: loadAfter }, rows }, null, 2)}\n`,
-);
+const md = scaleReport(figures);
+await writeFile(path.join(RESULTS, 'scale.json'), `${JSON.stringify(figures, null, 2)}\n`);
 await writeFile(path.join(RESULTS, 'scale.md'), md);
 console.log(md);

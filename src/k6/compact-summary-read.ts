@@ -122,7 +122,7 @@ export function readCompactSummary(input: string | Uint8Array): RunnerSummary | 
   const src = sourceOf(input);
   if (src.length < HEAD.length || src.text(0, HEAD.length) !== HEAD) return undefined;
   const metricsAt = src.indexOf(METRICS_MARK, HEAD.length);
-  const trendsAt = src.lastIndexOf(TRENDS_MARK);
+  const trendsAt = metricsAt < 0 ? -1 : src.indexOf(TRENDS_MARK, metricsAt);
   const end = src.lastIndexOf('"');
   if (metricsAt < 0 || trendsAt < metricsAt || end < trendsAt + TRENDS_MARK.length)
     throw new Error('compact summary is cut short: no "metrics" or no "trends" line');
@@ -179,7 +179,11 @@ function assemble(
 /** Float64s handed out by {@link rowsOf}, a slab at a time. */
 let slab = new Float64Array(0);
 let slabUsed = 0;
-/** Floats per slab (16 MiB): 1,000 runners' rows take ~10 slabs instead of 1,000 allocations. */
+/**
+ * Floats per slab at most (16 MiB): 1,000 runners' rows take ~14 slabs instead of 1,000
+ * allocations. The first is 1 MiB and each next one twice the last: 16 MiB at once made V8 count
+ * that much external memory for 10 runners' 1.5 MiB of rows, which can start a full GC early.
+ */
 const SLAB = 1 << 21;
 
 /**
@@ -191,7 +195,7 @@ const SLAB = 1 << 21;
 function rowsOf(length: number): Float64Array {
   if (length > SLAB) return new Float64Array(length);
   if (slabUsed + length > slab.length) {
-    slab = new Float64Array(SLAB);
+    slab = new Float64Array(Math.max(length, Math.min(SLAB, Math.max(1 << 17, slab.length * 2))));
     slabUsed = 0;
   }
   const rows = slab.subarray(slabUsed, slabUsed + length);
