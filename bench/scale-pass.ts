@@ -1,28 +1,32 @@
 /**
  * One cold pass of the post-run path for bench/scale.ts, in a fresh process:
  *
- *   node bench/scale-pass.ts <dir> <runners> <thresholds JSON>
+ *   node bench/scale-pass.ts <dir> <runners> <thresholds JSON> [<checkout>]
  *
- * `dir` holds `runner-<i>-summary.k6d.json` for every runner. Prints one JSON line: each stage's
- * wall ms, the total, the process CPU ms of the pass, and the ms the imports took (not counted).
+ * `dir` holds `runner-<i>-summary.k6d.json` and `runner-<i>.log` for every runner. The path's code
+ * is imported from `checkout` (default: this one), so the same pass times another commit's code
+ * (bench/scale.ts `SCALE_BASELINE`). Prints one JSON line: each stage's wall ms and process CPU ms,
+ * the totals, and the ms the imports took (not counted), and the stage boundaries
+ * (`process.hrtime` ns, to cut a `--cpu-prof` profile by stage).
  */
 const importStart = performance.now();
-const { readLogTail, readRunnerSummary } = await import('../src/backends/local/backend.ts');
-const os = await import('node:os');
+const [dir, count, thresholdsJson, checkout] = process.argv.slice(2);
 const path = await import('node:path');
-const { parseThresholds } = await import('../src/k6/thresholds-parser.ts');
-const { renderHtmlReport } = await import('../src/render/html/report.ts');
-const { renderReport } = await import('../src/render/markdown.ts');
-const { writeResultOrKeep } = await import('../src/result/file.ts');
-const { assembleResult } = await import('../src/run/assemble.ts');
-const { collectAll } = await import('../src/run/collect.ts');
-const { planRun } = await import('../src/run/plan.ts');
-const { writeFile } = await import('node:fs/promises');
+const src = (file: string) => path.join(checkout ?? path.join(import.meta.dirname, '..'), 'src', file);
+const { readLogTail, readRunnerSummary } = await import(src('backends/local/backend.ts'));
+const os = await import('node:os');
+const { parseThresholds } = await import(src('k6/thresholds-parser.ts'));
+const { renderHtmlReport } = await import(src('render/html/report.ts'));
+const { renderReport } = await import(src('render/markdown.ts'));
+const { writeResultOrKeep } = await import(src('result/file.ts'));
+const { assembleResult } = await import(src('run/assemble.ts'));
+const { collectAll } = await import(src('run/collect.ts'));
+const { planRun } = await import(src('run/plan.ts'));
+const { rm, writeFile } = await import('node:fs/promises');
 type Runner = import('../src/backends/backend.ts').Runner;
 type Preflight = import('../src/run/preflight.ts').Preflight;
 const importMs = performance.now() - importStart;
 
-const [dir, count, thresholdsJson] = process.argv.slice(2);
 const n = Number(count);
 const thresholds = parseThresholds(JSON.parse(thresholdsJson!));
 const out = path.join(os.tmpdir(), `k6d-scale-pass-${process.pid}`);
@@ -57,10 +61,15 @@ const runners = Array.from({ length: n }, (_, i) => {
   } as unknown as Runner;
 });
 
-const cpu0 = process.cpuUsage();
-const t0 = performance.now();
+/** Wall ms, CPU ms and hrtime at each stage boundary. */
+const marks: Array<{ wall: number; cpu: number; ns: bigint }> = [];
+const mark = () => {
+  const cpu = process.cpuUsage();
+  marks.push({ wall: performance.now(), cpu: (cpu.user + cpu.system) / 1000, ns: process.hrtime.bigint() });
+};
+mark();
 const collected = await collectAll(runners);
-const t1 = performance.now();
+mark();
 const result = assembleResult(
   { script: 'bench.js', preflight: pre, plan, backend: { name: 'local' } },
   {
@@ -74,22 +83,25 @@ const result = assembleResult(
     collected,
   },
 );
-const t2 = performance.now();
+mark();
 await writeResultOrKeep(`${out}.json`, result, 'result');
-const t3 = performance.now();
+mark();
 renderReport(result, { charts: true });
-const t4 = performance.now();
+mark();
 await writeFile(`${out}.html`, renderHtmlReport({ result }));
-const t5 = performance.now();
-const cpu = process.cpuUsage(cpu0);
-const { rm } = await import('node:fs/promises');
+mark();
 await rm(`${out}.json`, { force: true });
 await rm(`${out}.html`, { force: true });
+const names = ['collect', 'assemble', 'write', 'markdown', 'html'];
+const per = (key: 'wall' | 'cpu') =>
+  Object.fromEntries(names.map((name, i) => [name, marks[i + 1]![key] - marks[i]![key]]));
 process.stdout.write(
   `${JSON.stringify({
-    stages: { collect: t1 - t0, assemble: t2 - t1, write: t3 - t2, markdown: t4 - t3, html: t5 - t4 },
-    totalMs: t5 - t0,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    stages: per('wall'),
+    cpuStages: per('cpu'),
+    totalMs: marks.at(-1)!.wall - marks[0]!.wall,
+    cpuMs: marks.at(-1)!.cpu - marks[0]!.cpu,
     importMs,
+    marksNs: marks.map((m) => String(m.ns)),
   })}\n`,
 );

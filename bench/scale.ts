@@ -12,10 +12,13 @@
  * The machine is shared: besides the wall time, the process CPU time of the whole pass is reported,
  * which other processes disturb less. Prints the figures and writes bench/results/scale.{json,md}.
  *
- *   npm run bench:scale                       (SCALE_RUNNERS=10,100,1000 SCALE_PROCESSES=5)
- *   node bench/scale.ts --summaries <dir> <n>  (write the summaries only, to profile one pass)
+ *   npm run bench:scale                       (SCALE_RUNNERS=10,100,1000 SCALE_PROCESSES=7)
+ *   SCALE_BASELINE=/tmp/base npm run bench:scale   (beside another checkout, alternated)
+ *   node bench/scale.ts --summaries <dir> <n>  (write the summaries only, to profile one pass:
+ *     node --cpu-prof bench/scale-pass.ts <dir> <n> '<thresholds>'; its marksNs cut the profile by stage)
  */
 import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +27,7 @@ import { thresholdPercentiles } from '../src/k6/thresholds.ts';
 import { parseThresholds, percentileKey } from '../src/k6/thresholds-parser.ts';
 import { QUANTILE_GRID } from '../src/result/quantile-grid.ts';
 import { summaryTrendStats } from '../src/run/plan.ts';
+import { fmt, type ScaleFigures, type ScaleRow, type Spread, scaleReport } from './scale-report.ts';
 
 const RESULTS = path.join(import.meta.dirname, 'results');
 
@@ -152,10 +156,17 @@ function median(values: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** The stages one pass times, in order (ms of wall time each). */
+/** The stages one pass times, in order. */
 const STAGES = ['collect', 'assemble', 'write', 'markdown', 'html'] as const;
-const PROCESSES = Number(process.env.SCALE_PROCESSES ?? 5);
+type Stage = (typeof STAGES)[number];
+const PROCESSES = Number(process.env.SCALE_PROCESSES ?? 7);
 const COUNTS = (process.env.SCALE_RUNNERS ?? '10,100,1000').split(',').map(Number);
+/**
+ * Another checkout to time beside this one, in alternated processes (e.g. `git worktree add
+ * /tmp/base ff33269` with its node_modules linked): its summaries are written by its own
+ * `bench/scale.ts --summaries` (its own format), its code timed by this scale-pass.ts.
+ */
+const BASELINE = process.env.SCALE_BASELINE;
 
 /** A runner's log as k6 writes it with `--quiet` (a few lines; the collect reads its tail). */
 const LOG = Array.from(
@@ -177,7 +188,8 @@ async function writeSummaries(dir: string, n: number): Promise<number> {
 }
 
 interface PassFigures {
-  stages: Record<(typeof STAGES)[number], number>;
+  stages: Record<Stage, number>;
+  cpuStages: Record<Stage, number>;
   totalMs: number;
   cpuMs: number;
   /** Loading the modules (not part of the path: a real run has them loaded already). */
@@ -193,65 +205,106 @@ if (process.argv[2] === '--summaries') {
   process.exit(0);
 }
 
-const rows: Array<{
-  runners: number;
-  processes: number;
-  totalMs: { median: number; min: number; max: number };
-  cpuMs: { median: number; min: number; max: number };
-  stages: Record<string, number>;
-}> = [];
+const spread = (xs: number[]): Spread => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+
+/** Average size of the summaries in `dir`, KiB. */
+function averageKiB(dir: string, n: number): number {
+  let bytes = 0;
+  for (let i = 0; i < n; i++) bytes += statSync(path.join(dir, `runner-${i}-summary.k6d.json`)).size;
+  return bytes / n / 1024;
+}
+
+const pass = (dir: string, n: number, checkout?: string): PassFigures =>
+  JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        path.join(import.meta.dirname, 'scale-pass.ts'),
+        dir,
+        String(n),
+        JSON.stringify(THRESHOLDS),
+        ...(checkout ? [checkout] : []),
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 26 },
+    ),
+  ) as PassFigures;
+
+const rows: ScaleRow[] = [];
+const loadBefore = os.loadavg()[0]!;
 const root = await mkdtemp(path.join(os.tmpdir(), 'k6d-bench-scale-'));
-let summaryKiB = 0;
 try {
   for (const n of COUNTS) {
-    const dir = path.join(root, String(n));
-    await mkdir(dir, { recursive: true });
-    summaryKiB = (await writeSummaries(dir, n)) / 1024;
-    const passes: PassFigures[] = [];
-    for (let p = 0; p < PROCESSES; p++) {
-      const out = execFileSync(
+    const dirs = { this: path.join(root, `${n}-this`), baseline: path.join(root, `${n}-baseline`) };
+    await mkdir(dirs.this, { recursive: true });
+    await writeSummaries(dirs.this, n);
+    if (BASELINE) {
+      execFileSync(
         process.execPath,
-        [path.join(import.meta.dirname, 'scale-pass.ts'), dir, String(n), JSON.stringify(THRESHOLDS)],
-        { encoding: 'utf8', maxBuffer: 1 << 26 },
+        [path.join(BASELINE, 'bench/scale.ts'), '--summaries', dirs.baseline, String(n)],
+        {
+          cwd: BASELINE,
+        },
       );
-      passes.push(JSON.parse(out) as PassFigures);
     }
-    const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-    const row = {
-      runners: n,
-      processes: PROCESSES,
-      totalMs: spread(passes.map((x) => x.totalMs)),
-      cpuMs: spread(passes.map((x) => x.cpuMs)),
-      stages: Object.fromEntries(STAGES.map((s) => [s, median(passes.map((x) => x.stages[s]))])),
-    };
-    rows.push(row);
-    console.log(
-      `${String(n).padStart(5)} runners: ${row.totalMs.median.toFixed(0)} ms (${row.totalMs.min.toFixed(0)}–${row.totalMs.max.toFixed(0)}), CPU ${row.cpuMs.median.toFixed(0)} ms; ${STAGES.map((s) => `${s} ${row.stages[s]!.toFixed(0)}`).join(', ')}`,
-    );
-    await rm(dir, { recursive: true, force: true });
+    const codes = BASELINE ? (['this', 'baseline'] as const) : (['this'] as const);
+    const passes: Record<string, PassFigures[]> = { this: [], baseline: [] };
+    for (let p = 0; p < PROCESSES; p++) {
+      // Alternated, and which goes first alternates too: the machine's load drifts.
+      for (const code of p % 2 === 0 ? codes : [...codes].reverse()) {
+        passes[code]!.push(pass(dirs[code], n, code === 'baseline' ? BASELINE : undefined));
+      }
+    }
+    for (const code of codes) {
+      const xs = passes[code]!;
+      const row: ScaleRow = {
+        code,
+        runners: n,
+        processes: PROCESSES,
+        summaryKiB: averageKiB(dirs[code], n),
+        totalMs: spread(xs.map((x) => x.totalMs)),
+        cpuMs: spread(xs.map((x) => x.cpuMs)),
+        stages: Object.fromEntries(STAGES.map((s) => [s, spread(xs.map((x) => x.stages[s]))])),
+        cpuStages: Object.fromEntries(STAGES.map((s) => [s, spread(xs.map((x) => x.cpuStages[s]))])),
+      };
+      rows.push(row);
+      console.log(
+        `${String(n).padStart(5)} runners ${code.padEnd(8)}: ${fmt(row.totalMs)} ms, CPU ${fmt(row.cpuMs)} ms; ${STAGES.map((s) => `${s} ${row.stages[s]!.median.toFixed(0)}/${row.cpuStages[s]!.median.toFixed(0)}`).join(', ')}`,
+      );
+    }
+    await rm(dirs.this, { recursive: true, force: true });
+    await rm(dirs.baseline, { recursive: true, force: true });
   }
 } finally {
   await rm(root, { recursive: true, force: true });
 }
+const loadAfter = os.loadavg()[0]!;
 
-const fmt = (x: { median: number; min: number; max: number }) =>
-  `${x.median.toFixed(0)} (${x.min.toFixed(0)}–${x.max.toFixed(0)})`;
-const md = [
-  '# Scale: the whole post-run path, one cold pass per process',
-  '',
-  `Measured ${new Date().toISOString()} with \`npm run bench:scale\` (bench/scale.ts, each pass in bench/scale-pass.ts). Each pass is a fresh Node process that runs the path once, as a real run does after its runners ended: read and parse every compact summary (collectAll), assembleResult (aggregate, thresholds, groups, handleSummary data, result), write the result JSON, render the markdown report (with charts), write the HTML report. Module loading is not counted (a real run has the modules loaded). Synthetic runner summaries shaped like real ones: ${TRENDS.length} trends (submetrics included) × ${QUANTILE_GRID.length} grid percentiles, 20 checks in 2 groups, ${thresholds.length} thresholds, ${Math.round(summaryKiB)} KiB each. ${PROCESSES} processes per row: median (min–max) of wall ms, and of the process CPU ms. Machine: ${os.cpus().length} cores shared with other jobs, load average ${os.loadavg()[0]!.toFixed(1)}. Target (issue 26): < 100 ms at 100 runners, < 1 s at 1,000.`,
-  '',
-  `| runners | total ms | CPU ms | ${STAGES.join(' | ')} |`,
-  `| ---: | ---: | ---: | ${STAGES.map(() => '---:').join(' | ')} |`,
-  ...rows.map(
-    (r) =>
-      `| ${r.runners} | ${fmt(r.totalMs)} | ${fmt(r.cpuMs)} | ${STAGES.map((s) => r.stages[s]!.toFixed(1)).join(' | ')} |`,
-  ),
-  '',
-].join('\n');
-await writeFile(
-  path.join(RESULTS, 'scale.json'),
-  `${JSON.stringify({ grid: QUANTILE_GRID.length, trends: TRENDS.length, processes: PROCESSES, rows }, null, 2)}\n`,
-);
+/** A checkout's commit (short), or its folder's name when it is no git checkout (a `git archive`). */
+function commitOf(dir: string): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    }).trim();
+  } catch {
+    return path.basename(dir);
+  }
+}
+const figures: ScaleFigures = {
+  date: new Date().toISOString(),
+  commit: commitOf(import.meta.dirname),
+  ...(BASELINE ? { baseline: commitOf(BASELINE) } : {}),
+  grid: QUANTILE_GRID.length,
+  trends: TRENDS.length,
+  thresholds: thresholds.length,
+  cores: os.cpus().length,
+  processes: PROCESSES,
+  loadAverage: { start: loadBefore, end: loadAfter },
+  stages: [...STAGES],
+  rows,
+};
+const md = scaleReport(figures);
+await writeFile(path.join(RESULTS, 'scale.json'), `${JSON.stringify(figures, null, 2)}\n`);
 await writeFile(path.join(RESULTS, 'scale.md'), md);
 console.log(md);

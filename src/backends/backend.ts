@@ -28,13 +28,14 @@ export interface Runner {
    */
   terminate(): Promise<void>;
   /**
-   * Reads what the runner left: its `--summary-export` JSON text (undefined when it wrote none) and
+   * Reads what the runner left: its summary, the compact one or k6's `--summary-export` JSON, as
+   * text or as its UTF-8 bytes (undefined when it wrote none; `parseRunnerSummary` reads either) and
    * the last lines of its log; `unreadable` says why nothing could be read (e.g. `the log of Pod P
    * could not be read: …`, `its node N is gone`). Called after the runner ended and before
    * {@link Backend.cleanup}.
    */
   collect(): Promise<{
-    summary?: string;
+    summary?: string | Uint8Array;
     logTail: string;
     node?: string;
     unreadable?: string;

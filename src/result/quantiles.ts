@@ -62,7 +62,12 @@ const knotsCache = new WeakMap<QuantileGrid, Knots>();
  */
 const sharedFractions = new WeakMap<ArrayLike<number>, Float64Array>();
 
-function knotsOf(grid: QuantileGrid): Knots {
+/**
+ * A grid's CDF knots `(xs, ps)` as the merge reads them (cached per grid). When `xs` is the grid's
+ * own `packed.knots`, the grid was already a CDF (finite, non-decreasing values, fractions strictly
+ * inside (0, 1)) and `ps` is `[0, …fractions, 1]`.
+ */
+export function knotsOf(grid: QuantileGrid): Knots {
   const cached = knotsCache.get(grid);
   if (cached) return cached;
   const direct = directKnots(grid);

@@ -7,8 +7,14 @@ import { k6ErrorLine } from '../k6/log.ts';
 import { parseRunnerSummary, type RunnerSummary } from '../k6/summary.ts';
 import type { RunnerExit } from '../plan.ts';
 
-/** What one runner left: its summary export text (when it wrote one), its log tail, its node. */
-export type RunnerLeftovers = Awaited<ReturnType<Runner['collect']>>;
+/** How many runners' leftovers are read at once (on Kubernetes: Pod log reads in flight). */
+const COLLECT_CONCURRENCY = 32;
+
+/**
+ * What one runner left but its summary (parsed into {@link Collected.summaries}, its text not
+ * kept): its log tail, its node, why it was unreadable.
+ */
+export type RunnerLeftovers = Omit<Awaited<ReturnType<Runner['collect']>>, 'summary'>;
 
 /** What the collect stage read from every runner, by runner index. */
 export interface Collected {
@@ -29,8 +35,31 @@ export interface Collected {
  *   says so in place of a "left no summary" line per runner.
  */
 export async function collectAll(runners: readonly Runner[], workDir?: string): Promise<Collected> {
-  const leftovers = await Promise.all(runners.map((r) => r.collect()));
-  const missing = leftovers.flatMap((left, i) => (left.summary === undefined ? [i] : []));
+  // Each summary is parsed as soon as it is read, 32 runners at a time, and its text dropped:
+  // 1,000 runners' summaries (227 MB) are never all held at once. Reading all first, then parsing,
+  // took ~330 ms at 1,000 runners against ~270 ms this way (more GC, fresh pages; bench/scale.ts).
+  const leftovers: RunnerLeftovers[] = new Array(runners.length);
+  const parsed: Array<{ summary: RunnerSummary } | { error: unknown } | undefined> = new Array(
+    runners.length,
+  );
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < runners.length) {
+      const i = next++;
+      const left = await runners[i]!.collect();
+      if (left.summary !== undefined) {
+        try {
+          parsed[i] = { summary: parseRunnerSummary(left.summary) };
+        } catch (error) {
+          parsed[i] = { error };
+        }
+      }
+      const { summary: _parsed, ...rest } = left;
+      leftovers[i] = rest;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(COLLECT_CONCURRENCY, runners.length) }, worker));
+  const missing = leftovers.flatMap((_, i) => (parsed[i] === undefined ? [i] : []));
   const failures: Failure[] =
     workDir !== undefined && missing.length > 0 && !existsSync(workDir)
       ? [
@@ -42,7 +71,8 @@ export async function collectAll(runners: readonly Runner[], workDir?: string): 
       : [];
   const folderGone = failures.length > 0;
   const summaries = leftovers.map((left, i) => {
-    if (left.summary === undefined) {
+    const read = parsed[i];
+    if (read === undefined) {
       if (folderGone) return undefined;
       failures.push({
         kind: 'incomplete',
@@ -51,16 +81,13 @@ export async function collectAll(runners: readonly Runner[], workDir?: string): 
       });
       return undefined;
     }
-    try {
-      return parseRunnerSummary(left.summary);
-    } catch (error) {
-      failures.push({
-        kind: 'incomplete',
-        runner: i,
-        message: `runner ${i}'s summary could not be read: ${errorMessage(error)}`,
-      });
-      return undefined;
-    }
+    if ('summary' in read) return read.summary;
+    failures.push({
+      kind: 'incomplete',
+      runner: i,
+      message: `runner ${i}'s summary could not be read: ${errorMessage(read.error)}`,
+    });
+    return undefined;
   });
   const fromExport = summaries.flatMap((s, i) => (s?.fromExport ? [i] : []));
   return { leftovers, summaries, failures, fromExport };

@@ -24,7 +24,7 @@ export function summaryTrendStats(extraPercentiles: readonly number[] = []): str
     (a, b) => a - b,
   );
   // min, the percentiles and max in a row: a runner's packed summary is then its CDF's knots as
-  // they are (compactSummary in k6/compact-summary.ts, read by k6/summary.ts), with nothing to copy for 1,000 runners.
+  // they are (compactSummary in k6/compact-summary.ts, read by k6/compact-summary-read.ts), with nothing to copy for 1,000 runners.
   return ['count', 'avg', 'med', 'min', ...percents.map(percentileKey), 'max'].join(',');
 }
 

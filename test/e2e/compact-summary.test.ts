@@ -96,6 +96,10 @@ describe('the compact runner summary', () => {
     expect(JSON.parse(compactText).format).toBe(COMPACT_SUMMARY_FORMAT);
     const compact = parseRunnerSummary(compactText);
     const legacy = parseRunnerSummary(exported);
+    // The local backend hands the file's bytes over: read the same as the text.
+    const fromBytes = parseRunnerSummary(readFileSync(path.join(dir, 'compact.json')));
+    expect(fromBytes).toEqual(compact);
+    expect(Object.keys(fromBytes.metrics).length).toBeGreaterThan(10);
     expect(Object.keys(compact.metrics).sort()).toEqual(Object.keys(legacy.metrics).sort());
     expect(compact.metrics['http_req_duration{name:a}']).toBeDefined();
     for (const [name, metric] of Object.entries(legacy.metrics)) {

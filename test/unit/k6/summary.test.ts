@@ -90,4 +90,62 @@ describe('parseRunnerSummary', () => {
     expect(summary.durationS).toBe(10);
     expect(summary.rootGroup.checks).toEqual([{ name: 'ok', path: '::ok', passes: 1, fails: 1 }]);
   });
+
+  /** Two trends over the same stats, non-ASCII names, as a runner writes them. */
+  const twoTrends = (stats: string[]) =>
+    compactSummary(
+      {
+        options: { summaryTrendStats: stats },
+        metrics: {
+          'tränd{name:ü}': {
+            type: 'trend',
+            contains: 'time',
+            values: { count: 4, min: 1, max: 9, avg: 4, 'p(50)': 3, 'p(90)': 8 },
+          },
+          other: {
+            type: 'trend',
+            values: { count: 2, min: 5, max: 6, avg: 5.5, 'p(50)': 5.5, 'p(90)': 5.9 },
+          },
+          http_reqs: { type: 'counter', values: { count: 6, rate: 2 } },
+        },
+        root_group: { name: '', path: '', groups: {}, checks: {} },
+      },
+      nodeB64,
+    );
+
+  it('reads the compact summary the same from its text, its bytes and with CRLF line ends', () => {
+    const text = twoTrends(['count', 'avg', 'min', 'p(50)', 'p(90)', 'max']);
+    const fromText = parseRunnerSummary(text);
+    const grid = (s: typeof fromText, name: string) => {
+      const m = s.metrics[name]!;
+      return m.type === 'trend' ? [m.count, m.min, m.max, m.avg, ...m.grid.points.flat()] : [];
+    };
+    expect(grid(fromText, 'tränd{name:ü}')).toEqual([4, 1, 9, 4, 0.5, 3, 0.9, 8]);
+    expect(grid(fromText, 'other')).toEqual([2, 5, 6, 5.5, 0.5, 5.5, 0.9, 5.9]);
+    for (const other of [
+      Buffer.from(text),
+      new Uint8Array(Buffer.from(text)),
+      text.replaceAll('\n', '\r\n'),
+    ]) {
+      const s = parseRunnerSummary(other);
+      expect(Object.keys(s.metrics)).toEqual(Object.keys(fromText.metrics));
+      expect(grid(s, 'tränd{name:ü}')).toEqual(grid(fromText, 'tränd{name:ü}'));
+      expect(grid(s, 'other')).toEqual(grid(fromText, 'other'));
+      expect(s.durationS).toBe(3);
+    }
+    // Another stats list right after (the reader keeps the last one's layout): read with its own.
+    const reordered = parseRunnerSummary(twoTrends(['p(90)', 'count', 'max', 'p(50)', 'min', 'avg']));
+    expect(grid(reordered, 'other')).toEqual([2, 5, 6, 5.5, 0.5, 5.5, 0.9, 5.9]);
+  });
+
+  it('refuses a compact summary whose trends line is cut or missing, and one of another format', () => {
+    const text = twoTrends(['count', 'avg', 'min', 'p(50)', 'p(90)', 'max']);
+    const cut = text.replace(/"trends": "(.{8})[^"]*"/, '"trends": "$1"');
+    expect(() => parseRunnerSummary(cut)).toThrow(/trends line has 8 characters for 2 trends × 6 stats/);
+    expect(() => parseRunnerSummary(Buffer.from(text.replace(/,\n "trends": "[^"]*"/, '')))).toThrow(
+      /compact summary is cut short/,
+    );
+    const older = JSON.stringify({ format: 'k6d-summary/2', stats: [], metrics: {} });
+    expect(() => parseRunnerSummary(older)).toThrow(/format k6d-summary\/2, not k6d-summary\/3/);
+  });
 });

@@ -73,6 +73,24 @@ describe('a percentile interval from the merged quantile grids', () => {
     expect(mean).toBeCloseTo(m, 1);
     expect(Math.abs(variance - v) / v).toBeLessThan(0.03);
   });
+
+  it('gives the same bits from a grid read packed as its knots (a compact summary) as from its points', () => {
+    const trends = [0, 1].map((k) => trendOf(exponential(rng(5 + k), 10_000, MEAN)));
+    // Each grid again, packed as parseRunnerSummary reads a compact summary: [min, …values, max]
+    // in one array, the values a view of it.
+    const packed = trends.map((t) => {
+      const { count, min, max, points } = t.grid;
+      const knots = Float64Array.from([min, ...points.map(([, v]) => v), max]);
+      const fractions = Float64Array.from(points, ([f]) => f);
+      const values = knots.subarray(1, knots.length - 1);
+      return { ...t, grid: { count, min, max, points, packed: { fractions, values, knots } } };
+    });
+    expect(packed[0]!.grid.points.length).toBeGreaterThan(100);
+    const fromPoints = pooledMoments(trends);
+    const fromKnots = pooledMoments(packed);
+    expect(fromKnots.mean).toBe(fromPoints.mean);
+    expect(fromKnots.variance).toBe(fromPoints.variance);
+  });
 });
 
 describe('the design effect by batch means', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { extractSummary } from '../../../../src/backends/kubernetes/log-summary.ts';
+import { COMPACT_SUMMARY_FORMAT } from '../../../../src/k6/summary.ts';
 
 describe('runner log', () => {
   // As k6 writes the export to its stdout: indented JSON, no newline at the end.
@@ -30,12 +31,13 @@ describe('runner log', () => {
   it('tells a whole compact summary from a cut-off one and from the export alone', () => {
     const compact = [
       '{',
-      ' "format": "k6d-summary/2",',
+      ` "format": "${COMPACT_SUMMARY_FORMAT}",`,
       ' "stats": [],',
       ' "metrics": {',
       '  "iterations": {"type":"counter","values":{"count":3}}',
       ' },',
-      ' "root_group": {}',
+      ' "root_group": {},',
+      ' "trends": ""',
       '}',
     ];
     const format = (log: string) => extractSummary(log).format;
