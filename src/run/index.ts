@@ -200,7 +200,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   const { backend, preflight: pre, log, signal } = options;
   const clock = options.clock ?? realClock;
   const stopTimeoutS = options.stopTimeoutS ?? 30;
-  // Latency per interval: the runners push histograms to a receiver here (local backend only).
+  // Latency per interval: the runners push histograms to a receiver (here, or in each runner Pod).
   const intervals = await startIntervalMetrics(options.plan, { backend: backend.name, ...pre, log });
   const plan = intervals?.plan ?? options.plan;
   try {
@@ -269,6 +269,8 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       log,
       ...(signal ? { signal } : {}),
     });
+    // The runners' own receivers' deltas (Kubernetes), read before the cleanup removes their Pods.
+    await intervals?.gather(launched.runners);
     const collected = await collectThenClean(launched.runners, backend, log, options.workDir);
     // As in k6, the test's duration holds setup() and teardown() (k6 marks the start before setup
     // and the end after teardown): counters' rates are over it.
