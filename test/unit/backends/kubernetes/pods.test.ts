@@ -86,6 +86,30 @@ describe('Pod states', () => {
     expect(classifyPod(running)).toEqual({ kind: 'pending', pod: 'p' });
   });
 
+  it('fails a runner whose interval receiver cannot start before its k6 did, and never after', () => {
+    const pod = (k6: object, receiver: object) => ({
+      metadata: { name: 'p' },
+      status: {
+        phase: 'Pending',
+        containerStatuses: [containerStatus(k6)],
+        initContainerStatuses: [{ ...containerStatus(receiver), name: 'interval-receiver' }],
+      },
+    });
+    expect(
+      classifyPod(
+        pod(
+          { waiting: { reason: 'PodInitializing' } },
+          { waiting: { reason: 'ImagePullBackOff', message: 'x' } },
+        ),
+      ),
+    ).toEqual({ kind: 'failed', pod: 'p', reason: 'init container interval-receiver: ImagePullBackOff: x' });
+    // Killed while the runner runs: the kubelet restarts it; the runner goes on.
+    const killed = pod({ running: {} }, { terminated: { exitCode: 137, reason: 'Error' } });
+    expect(classifyPod(killed).kind).not.toBe('failed');
+    const backoff = pod({ running: {} }, { waiting: { reason: 'CrashLoopBackOff' } });
+    expect(classifyPod(backoff).kind).not.toBe('failed');
+  });
+
   it('tells unschedulable, image pull errors, OOM kills and exit codes apart', () => {
     expect(
       classifyPod({
