@@ -18,7 +18,7 @@ import { leftovers } from './support/objects.ts';
 // containerd: each runner Pod's interval receiver (a native sidecar running the Node image that
 // test/cluster/build.sh makes under the input's default name) takes its k6's native histograms,
 // prints them at its end, and the run's timeline gets them. The target, on the pod network's
-// gateway, answers in 10 ms for the first 10 s of the test and in 40 ms after; it records when
+// gateway, answers in 10 to 15 ms for the first 10 s of the test and in 40 to 60 ms after; it records when
 // each request came and how long it held it, so each interval's p95 is checked against the target's
 // own figure of that interval.
 
@@ -34,11 +34,14 @@ const DEDICATED: KubernetesBackendOptions['placement'] = {
   spread: 'one-per-node',
 };
 
-/** The step target: 10 ms until `stepAfterMs` after its first request, 40 ms from then. */
+/** The step target: 10–15 ms until {@link STEP_AFTER_MS} after its first request, 40–60 ms from then. */
 interface StepTarget {
   url: string;
-  /** Per request: when it came (epoch ms of this machine) and how long it was held (ms). */
-  arrivals: Array<{ atMs: number; heldMs: number }>;
+  /**
+   * Per request: when it came and when its answer went (epoch ms of this machine), and how long it
+   * was held (ms).
+   */
+  arrivals: Array<{ atMs: number; endMs: number; heldMs: number }>;
   firstAtMs(): number | undefined;
   stepAtMs(): number | undefined;
   stop(): Promise<void>;
@@ -53,10 +56,12 @@ async function startStepTarget(host: string): Promise<StepTarget> {
     const atMs = Date.now();
     const t0 = performance.now();
     first ??= atMs;
-    const delay = atMs - first < STEP_AFTER_MS ? 10 : 40;
+    // Spread over several of the histograms' buckets (9% wide each), as real latency is: a
+    // delay that puts every sample in one bucket would leave its percentiles the bucket's width apart.
+    const delay = atMs - first < STEP_AFTER_MS ? 10 + Math.random() * 5 : 40 + Math.random() * 20;
     req.resume();
     setTimeout(() => {
-      res.end('ok', () => arrivals.push({ atMs, heldMs: performance.now() - t0 }));
+      res.end('ok', () => arrivals.push({ atMs, endMs: Date.now(), heldMs: performance.now() - t0 }));
     }, delay);
   });
   server.keepAliveTimeout = 60_000;
@@ -166,7 +171,7 @@ async function run(
   return out;
 }
 
-// 20 s at 4 VUs per runner, a request every ~30 ms (10 ms answer, 20 ms sleep) then ~60 ms. No
+// 20 s at 4 VUs per runner, a request every ~32 ms (10–15 ms answer, 20 ms sleep) then ~70 ms. No
 // graceful stop: the test's totalDuration (k6 inspect), which sets the interval, is its 20 s.
 const script = writeScript(`
 import http from 'k6/http';
@@ -179,7 +184,7 @@ export default function () { http.get(__ENV.TARGET + '/'); sleep(0.02); }
 `);
 
 describe('latency per interval on Kubernetes', () => {
-  it('per-interval p95 follows a 10 ms → 40 ms step within the bucket error and the network overhead, from the first data on, about 60 points or more', async () => {
+  it('per-interval p95 follows a 10–15 ms → 40–60 ms step within the bucket error and the network overhead, from the first data on, about 60 points or more', async () => {
     const { result, error, logs } = await run({});
     expect(error).toBeUndefined();
     expect(result!.verdict).toBe('passed');
@@ -210,8 +215,9 @@ describe('latency per interval on Kubernetes', () => {
       const begin = end - intervalMs;
       // Away from the step by an interval (the clocks' estimate and a request's way blur edges).
       if (Math.abs(begin - stepAt) < intervalMs || Math.abs(end - stepAt) < intervalMs) return [];
+      // By when the answer went: k6 times a request's sample at its end (httpext/tracer.go).
       const held = target.arrivals
-        .filter((a) => a.atMs >= begin && a.atMs < end)
+        .filter((a) => a.endMs >= begin && a.endMs < end)
         .map((a) => a.heldMs)
         .sort((x, y) => x - y);
       if (held.length < 20 || p.p95 === undefined) return [];
@@ -239,18 +245,23 @@ describe('latency per interval on Kubernetes', () => {
         `after ${after.map((r) => `${r.p95}/${r.target95.toFixed(1)}`).join(' ')}`,
     );
     expect(overheadMs).toBeLessThan(5);
-    const off = rows.filter((r) => r.p95 < r.target95 * 0.95 || r.p95 > r.target95 * 1.05 + overheadMs + 1);
-    // Almost every interval within the bucket error (±5%) plus the overhead (and 1 ms of jitter):
-    // a busy 2-core host stalls a request now and then.
-    expect(off.length).toBeLessThanOrEqual(Math.ceil(rows.length * 0.1));
-    // And the step itself.
+    const off = rows.filter(
+      (r) => r.p95 < r.target95 * 0.95 - 0.5 || r.p95 > r.target95 * 1.05 + overheadMs + 1,
+    );
+    // Most intervals within the bucket error (±5%) plus the overhead (and 1 ms of jitter): a busy
+    // 2-core host stalls a request now and then, and an interval's p95 of 30 to 60 requests is its
+    // second or third slowest.
+    expect(off.length).toBeLessThanOrEqual(Math.ceil(rows.length * 0.15));
+    // The typical interval well within it.
     const median = (xs: number[]) =>
       percentile(
         [...xs].sort((x, y) => x - y),
         0.5,
       );
-    expect(median(before.map((r) => r.p95))).toBeLessThan(15);
-    expect(median(after.map((r) => r.p95))).toBeGreaterThan(38);
+    expect(Math.abs(median(rows.map((r) => (r.p95 - overheadMs) / r.target95 - 1)))).toBeLessThan(0.05);
+    // And the step itself.
+    expect(median(before.map((r) => r.p95))).toBeLessThan(18);
+    expect(median(after.map((r) => r.p95))).toBeGreaterThan(50);
   });
 
   it('a receiver killed during the run costs only the per-interval chart: a warning names the runner, the run is judged', async () => {
