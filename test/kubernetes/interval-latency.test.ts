@@ -1,6 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -12,6 +10,7 @@ import { DEFAULTS } from '../../src/inputs/defaults.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { runTest } from '../../src/run/index.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
+import { percentile, type StepTarget, startStepTarget } from '../support/step-target.ts';
 import { leftovers } from './support/objects.ts';
 
 // Latency per interval on Kubernetes, end to end on the test cluster's real kubelets and
@@ -34,52 +33,6 @@ const DEDICATED: KubernetesBackendOptions['placement'] = {
   spread: 'one-per-node',
 };
 
-/** The step target: 10–15 ms until {@link STEP_AFTER_MS} after its first request, 40–60 ms from then. */
-interface StepTarget {
-  url: string;
-  /**
-   * Per request: when it came and when its answer went (epoch ms of this machine), and how long it
-   * was held (ms).
-   */
-  arrivals: Array<{ atMs: number; endMs: number; heldMs: number }>;
-  firstAtMs(): number | undefined;
-  stepAtMs(): number | undefined;
-  stop(): Promise<void>;
-}
-
-const STEP_AFTER_MS = 10_000;
-
-async function startStepTarget(host: string): Promise<StepTarget> {
-  const arrivals: StepTarget['arrivals'] = [];
-  let first: number | undefined;
-  const server = http.createServer((req, res) => {
-    const atMs = Date.now();
-    const t0 = performance.now();
-    first ??= atMs;
-    // Spread over several of the histograms' buckets (9% wide each), as real latency is: a
-    // delay that puts every sample in one bucket would leave its percentiles the bucket's width apart.
-    const delay = atMs - first < STEP_AFTER_MS ? 10 + Math.random() * 5 : 40 + Math.random() * 20;
-    req.resume();
-    setTimeout(() => {
-      res.end('ok', () => arrivals.push({ atMs, endMs: Date.now(), heldMs: performance.now() - t0 }));
-    }, delay);
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}`,
-    arrivals,
-    firstAtMs: () => first,
-    stepAtMs: () => (first === undefined ? undefined : first + STEP_AFTER_MS),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
 let target: StepTarget;
 
 beforeAll(async () => {
@@ -93,15 +46,6 @@ afterAll(async () => {
 afterEach(async () => {
   expect(await leftovers(kc)).toEqual([]);
 });
-
-/** k6's percentile of sorted values (rank q × (n − 1), linear between), as the recorder computes. */
-function percentile(sorted: readonly number[], q: number): number {
-  const rank = q * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  const a = sorted[lo]!;
-  const b = sorted[Math.min(lo + 1, sorted.length - 1)]!;
-  return a + (b - a) * (rank - lo);
-}
 
 interface Run {
   result?: RunResult;
