@@ -24,7 +24,7 @@ import { checkPermissions } from './permissions.ts';
 import { PodProxy } from './pod-proxy.ts';
 import { RunnerPods, watchPods } from './pods.ts';
 import { ReceiverLogs } from './receiver/collect.ts';
-import { receiverScript } from './receiver/script.ts';
+import { receiverPlan } from './receiver/plan.ts';
 import { RunnerApis } from './runner-api.ts';
 import { RunnerLogs } from './runner-log.ts';
 import { scheduledStart, startLeadMs } from './scheduled-start.ts';
@@ -100,7 +100,7 @@ export class KubernetesBackend implements Backend {
     checkArchiveSize(archive);
     this.runnerCount = plan.runners.length;
     const activeDeadlineSeconds = lifetimeS ?? this.o.activeDeadlineSeconds;
-    const spec = { ...this.o, activeDeadlineSeconds, ...(await this.receiverOf(plan)) };
+    const spec = { ...this.o, activeDeadlineSeconds, ...(await receiverPlan(plan, this.o)) };
     const parts = this.makeParts(activeDeadlineSeconds, hasReceiver(spec));
     this.parts = parts;
     try {
@@ -113,25 +113,6 @@ export class KubernetesBackend implements Backend {
       `created ConfigMap ${runName(runId)} and ${plan.runners.length} runner Pods in namespace ${namespace}`,
     );
     return plan.runners.map((r) => this.runner(parts, r.index));
-  }
-
-  /**
-   * The plan and interval receiver program of the run: with a receiver image and a plan that
-   * pushes (src/run/interval-receiver.ts), the receiver's program; else the plan without its
-   * pushes (nobody would take them). A program that cannot be loaded is warned about and costs
-   * only the per-interval latency.
-   */
-  private async receiverOf(plan: RunPlan): Promise<{ plan: RunPlan; receiverScript?: string }> {
-    const without = { plan: { ...plan, intervalMetrics: undefined } };
-    if (!plan.intervalMetrics || !this.o.receiverImage) return without;
-    try {
-      return { plan, receiverScript: await receiverScript() };
-    } catch (error) {
-      this.o.log.warning(
-        `timeline: no latency per interval: the interval receiver's program: ${(error as Error).message}`,
-      );
-      return without;
-    }
   }
 
   /**
