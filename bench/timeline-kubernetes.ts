@@ -1,10 +1,12 @@
 /**
  * Latency per interval on Kubernetes: real runs on the test cluster's real kubelets (each runner
  * Pod's interval receiver, a native sidecar on the Node image test/cluster/build.sh makes), against
- * a step target on the pod network's gateway (10–15 ms for half the test, then 40–60 ms). The raw
- * samples stay in the Pods, so the truth here is the target's own record: each interval's
- * p50/p90/p95/p99 of how long it held the requests whose answers went in that interval, plus the
- * network's overhead, measured as the median over intervals of k6's p50 minus the target's.
+ * a step target on the pod network's gateway (10–15 ms for half the test, then 40–60 ms). k6's raw
+ * samples stay in the Pods, so each VU keeps its own record of its requests (when each ended, and
+ * k6's `timings.duration`, the value k6 records) and posts it to the target: each interval's
+ * p50/p90/p95/p99 of `timeline.latency` is compared with k6's percentile of those raw samples, their
+ * times moved by the backend's clock estimate, as the receiver's were (the test cluster's nodes
+ * share this machine's clock).
  * Then what the receiver costs: rounds of a 10 s test with and without it, alternated.
  * Prints the figures and writes bench/results/timeline-kubernetes.{json,md}.
  *
@@ -40,13 +42,28 @@ const PS = [
 ] as const;
 const TARGET_ERROR = 0.05;
 
+/**
+ * The step test: each VU also keeps its own record of its requests, as k6 times them (when each
+ * ended, `timings.duration`), and posts it to the target every 40 requests, answered 202 so that
+ * the post is not an `expected_response:true` sample: the raw samples, which stay in the Pods.
+ */
 const stepScript = (durationS: number, vus: number) => `
 import http from 'k6/http';
 import { sleep } from 'k6';
 export const options = {
   scenarios: { steady: { executor: 'constant-vus', vus: ${vus}, duration: '${durationS}s', gracefulStop: '0s' } },
 };
-export default function () { http.get(__ENV.TARGET + '/'); sleep(0.02); }
+const record = [];
+export default function () {
+  const res = http.get(__ENV.TARGET + '/');
+  record.push([Date.now(), res.timings.duration]);
+  if (record.length >= 40) {
+    http.post(__ENV.TARGET + '/samples', JSON.stringify(record.splice(0)), {
+      responseCallback: http.expectedStatuses(200),
+    });
+  }
+  sleep(0.02);
+}
 `;
 
 async function run(
@@ -55,11 +72,13 @@ async function run(
   script: string,
   dir: string,
   receiverImage: string | undefined,
-): Promise<{ result: RunResult; wallS: number; warnings: string[] }> {
+): Promise<{ result: RunResult; wallS: number; warnings: string[]; aheadMs: number }> {
   const warnings: string[] = [];
   const log: Logger = { ...silentLogger, warning: (m) => warnings.push(m) };
   target.arrivals.length = 0;
+  target.samples.length = 0;
   const t0 = performance.now();
+  let backend: KubernetesBackend | undefined;
   const result = await runTest(
     parseRunConfig({
       script,
@@ -70,7 +89,7 @@ async function run(
     {
       log,
       createBackend: () =>
-        new KubernetesBackend({
+        (backend = new KubernetesBackend({
           kc,
           namespace: 'default',
           runId: `b${Date.now().toString(36)}`,
@@ -92,35 +111,40 @@ async function run(
           scheduleTimeoutS: 60,
           activeDeadlineSeconds: 600,
           log,
-        }),
+        })),
     },
   );
-  return { result, wallS: (performance.now() - t0) / 1000, warnings };
+  // The backend's estimate of how far this clock is ahead of the nodes': the result's start and
+  // the per-interval samples were moved by it, so the target's record is moved by it too (the
+  // test cluster's nodes share this machine's clock).
+  const aheadMs = backend?.clockAheadMs() ?? 0;
+  return { result, wallS: (performance.now() - t0) / 1000, warnings, aheadMs };
 }
 
-/** Per interval and percentile: k6's value against the target's plus the overhead, as a relative error. */
-function compare(result: RunResult, target: StepTarget) {
+/**
+ * Per interval and percentile: k6's value from the receiver against the raw samples of the
+ * interval (the VUs' own record, moved by the clock estimate as the receiver's were), as a relative
+ * error; intervals whose record is incomplete (a VU's last, unposted requests) left out.
+ */
+function compare(result: RunResult, target: StepTarget, aheadMs: number) {
   const latency = result.timeline?.latency;
   const series = latency?.metrics.find((m) => m.metric === 'http_req_duration{expected_response:true}');
   if (!latency || !series) throw new Error('the run has no latency per interval');
   const startedAtMs = Date.parse(result.startedAt);
   const intervalMs = latency.intervalS * 1000;
-  const stepAt = target.stepAtMs()!;
   const rows = series.points.flatMap((p) => {
     const end = startedAtMs + p.tS * 1000;
     const begin = end - intervalMs;
-    if (Math.abs(begin - stepAt) < intervalMs || Math.abs(end - stepAt) < intervalMs) return [];
-    const held = target.arrivals
-      .filter((a) => a.endMs >= begin && a.endMs < end)
-      .map((a) => a.heldMs)
+    const raw = target.samples
+      .filter((s) => s.endMs + aheadMs >= begin && s.endMs + aheadMs < end)
+      .map((s) => s.durationMs)
       .sort((x, y) => x - y);
-    if (held.length < 20 || p.p50 === undefined) return [];
-    return [{ p, held }];
+    if (raw.length !== p.count || p.p50 === undefined) return [];
+    return [{ p, raw }];
   });
-  const overheadMs = Math.max(0, median(rows.map(({ p, held }) => p.p50! - percentile(held, 0.5))));
   const errors = Object.fromEntries(
     PS.map(([name, q]) => {
-      const e = rows.map(({ p, held }) => Math.abs((p[name]! - overheadMs) / percentile(held, q) - 1));
+      const e = rows.map(({ p, raw }) => Math.abs(p[name]! / percentile(raw, q) - 1));
       return [
         name,
         {
@@ -134,11 +158,12 @@ function compare(result: RunResult, target: StepTarget) {
   );
   return {
     points: series.points.length,
+    compared: rows.length,
     intervalS: latency.intervalS,
     firstPointS: series.points[0]!.tS,
-    firstDataS: (target.firstAtMs()! - startedAtMs) / 1000,
-    overheadMs,
-    samples: median(rows.map((r) => r.held.length)),
+    firstDataS: (Math.min(...target.samples.map((s) => s.endMs)) + aheadMs - startedAtMs) / 1000,
+    aheadMs,
+    samples: median(rows.map((r) => r.raw.length)),
     errors,
   };
 }
@@ -161,9 +186,9 @@ async function main() {
     const long = path.join(dir, 'step-60.js');
     await writeFile(long, stepScript(60, 8));
     const accuracy = await run(kc, target, long, dir, DEFAULTS.intervalReceiverImage);
-    const figures = compare(accuracy.result, target);
+    const figures = compare(accuracy.result, target, accuracy.aheadMs);
     console.log(
-      `60 s, 2 runners: ${figures.points} points of ${figures.intervalS} s (first data at ${figures.firstDataS.toFixed(2)} s, first point ending at ${figures.firstPointS} s), overhead ${figures.overheadMs.toFixed(2)} ms, ${figures.samples} samples per interval`,
+      `60 s, 2 runners: ${figures.points} points of ${figures.intervalS} s (first data at ${figures.firstDataS.toFixed(2)} s, first point ending at ${figures.firstPointS} s; clock estimate ${figures.aheadMs.toFixed(0)} ms), ${figures.compared} intervals with a complete record, ${figures.samples} samples per interval`,
     );
     for (const [name] of PS) {
       const e = figures.errors[name]!;
@@ -222,7 +247,7 @@ async function main() {
         '',
         `\`${command}\`, ${date}, on the test cluster's real kubelets (2 shared cores; load average ${load.toFixed(2)} at the start).`,
         '',
-        `A 60 s test of 2 runners (8 VUs) against a target on the pod network's gateway whose latency steps from 10–15 ms to 40–60 ms at 30 s; each runner Pod's interval receiver gave ${figures.points} points of ${figures.intervalS} s (target: about 60 or more), the first data at ${figures.firstDataS.toFixed(2)} s and the first point's interval ending at ${figures.firstPointS} s (never a point before the first data). The truth is the target's own record (the raw samples stay in the Pods): each interval's percentile of how long it held the requests whose answers went in it, plus the network's overhead, measured as the median of k6's p50 minus the target's over the intervals (${figures.overheadMs.toFixed(2)} ms). Intervals next to the step left out; median ${figures.samples} requests per interval.`,
+        `A 60 s test of 2 runners (8 VUs) against a target on the pod network's gateway whose latency steps from 10–15 ms to 40–60 ms at 30 s; each runner Pod's interval receiver gave ${figures.points} points of ${figures.intervalS} s (target: about 60 or more), the first data at ${figures.firstDataS.toFixed(2)} s and the first point's interval ending at ${figures.firstPointS} s (never a point before the first data). The truth is k6's raw samples: k6's own samples stay in the Pods, so each VU keeps a record of its requests (when each ended, and \`timings.duration\`, the value k6 records) and posts it to the target (answered 202, so the post is not an \`expected_response:true\` sample); each interval's percentile as k6 computes it, the record's times moved by the backend's clock estimate (${figures.aheadMs.toFixed(0)} ms, by which the samples and the run's start were moved: the test cluster's nodes share this machine's clock). ${figures.compared} intervals had a complete record (the VUs' last, unposted requests left out); median ${figures.samples} samples per interval.`,
         '',
         '| percentile | intervals | max \\|error\\| | median \\|error\\| | within ±5% (target) |',
         '| --- | ---: | ---: | ---: | ---: |',

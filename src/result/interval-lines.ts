@@ -8,7 +8,7 @@
  * - `k6d-iv [k, fromMs, toMs, seconds, schema, zeroThreshold, zeroCount, count, sum, i0, c0, i1, c1, …]`:
  *   one delta ({@link IntervalDelta}) of key number `k`, `seconds` 1 for a time trend, then each
  *   non-empty bucket's index and count;
- * - `k6d-iv-end {"pushes": n, "refused": n, "restarted": bool, "error"?: "…"}`: last, so a log
+ * - `k6d-iv-end {"pushes": n, "refused": n, "error"?: "…"}`: last, so a log
  *   without it was cut short.
  */
 
@@ -24,8 +24,6 @@ export interface ReceiverEnd {
   pushes: number;
   /** Pushes refused (not a remote-write body); their samples are missing. */
   refused: number;
-  /** The receiver was restarted (its container's restartPolicy: Always): what it had before is lost. */
-  restarted: boolean;
   /** Why it could not receive at all (e.g. its port was taken), when so. */
   error?: string;
 }

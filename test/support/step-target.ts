@@ -12,6 +12,11 @@ export interface StepTarget {
    * was held (ms).
    */
   arrivals: Array<{ atMs: number; endMs: number; heldMs: number }>;
+  /**
+   * The runners' own samples posted to `/samples` (the script's record: when each request ended,
+   * epoch ms of the runner's clock, and k6's `timings.duration`, ms).
+   */
+  samples: Array<{ endMs: number; durationMs: number }>;
   firstAtMs(): number | undefined;
   stepAtMs(): number | undefined;
   stop(): Promise<void>;
@@ -23,7 +28,23 @@ export const STEP_AFTER_MS = 10_000;
 export async function startStepTarget(host: string, stepAfterMs = STEP_AFTER_MS): Promise<StepTarget> {
   const arrivals: StepTarget['arrivals'] = [];
   let first: number | undefined;
+  const samples: StepTarget['samples'] = [];
   const server = http.createServer((req, res) => {
+    if (req.url === '/samples') {
+      // A runner's own record of its requests (the script's `[end ms, duration ms]` pairs),
+      // answered 202 so that, with `responseCallback: http.expectedStatuses(200)`, this request
+      // is not one of the `expected_response:true` samples.
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        for (const [endMs, durationMs] of JSON.parse(Buffer.concat(chunks).toString()) as Array<
+          [number, number]
+        >)
+          samples.push({ endMs, durationMs });
+        res.writeHead(202).end();
+      });
+      return;
+    }
     const atMs = Date.now();
     const t0 = performance.now();
     first ??= atMs;
@@ -41,6 +62,7 @@ export async function startStepTarget(host: string, stepAfterMs = STEP_AFTER_MS)
   return {
     url: `http://${host}:${port}`,
     arrivals,
+    samples,
     firstAtMs: () => first,
     stepAtMs: () => (first === undefined ? undefined : first + stepAfterMs),
     stop: () =>

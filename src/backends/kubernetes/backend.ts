@@ -150,7 +150,12 @@ export class KubernetesBackend implements Backend {
       onStart: (index, startsInMs) => logs.followAfterStart(index, startsInMs),
     });
     const receivers = receiver
-      ? new ReceiverLogs({ follow, state, clockAheadMs: () => this.clockAheadMs() })
+      ? new ReceiverLogs({
+          follow,
+          state,
+          pod: (index) => pods.pods.get(index),
+          clockAheadMs: () => this.clockAheadMs(),
+        })
       : undefined;
     return { pods, exits, barriers, logs, apis, receivers };
   }

@@ -41,6 +41,9 @@ import { applyPodPatch, CONTAINER_SECURITY, POD_SECURITY } from './pod-patch.ts'
  *   barrier nor the monitor polls the runners through the API server. (An HTTP readinessProbe
  *   cannot carry the barrier: k6's `/v1/status` answers 200 at every status, and no k6 endpoint
  *   fails before status 4.)
+ * With the interval receiver (`receiverImage`), a third container comes first: `interval-receiver`,
+ * Node on receiver/main.ts, which takes k6's per-interval histograms on 127.0.0.1 and prints them
+ * once k6 is gone ({@link receiverContainer}).
  */
 
 /**
@@ -234,6 +237,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
       },
       ...placementOf(spec),
       containers: [
+        // First: the kubelet starts containers in order, so it listens before k6 exists.
+        ...(hasReceiver(spec) ? [receiverContainer(spec, securityContext)] : []),
         {
           name: CONTAINERS.k6,
           image: spec.image,
@@ -266,7 +271,6 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
           ],
         },
       ],
-      ...(hasReceiver(spec) ? { initContainers: [receiverContainer(spec, securityContext)] } : {}),
       volumes: [
         { name: VOLUMES.archive, configMap: { name: runName(spec.runId) } },
         { name: VOLUMES.work, emptyDir: { sizeLimit: '256Mi' } },
@@ -292,32 +296,29 @@ function receiverEnv(spec: RunSpec, index: number): Array<{ name: string; value:
 }
 
 /**
- * The interval receiver: a native sidecar (an init container with `restartPolicy: Always`,
- * Kubernetes 1.29 and later: https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/)
- * running `node` on its program from the run's ConfigMap. A sidecar rather than a third container
- * because the kubelet starts it before the runner and ends it after the runner's k6 has exited, so
- * k6's last push (at its own SIGTERM) reaches it before it prints what it kept; and an image that
- * cannot be pulled keeps the Pod from starting, which the Pod watch reports as the runner image's
- * pull errors are (pods.ts `initFailure`), before any load.
+ * The interval receiver: a regular container, first in the Pod, running `node` on its program from
+ * the run's ConfigMap. First, because the kubelet pulls and starts a Pod's containers one after
+ * another in their order, so it listens before the runner's k6 exists (a push k6 could not deliver
+ * would be lost). Not a native sidecar (an init container with `restartPolicy: Always`): the
+ * kubelet starts the containers after it only at its next look at the Pod (up to its 1 s relist),
+ * measured at about 1 s more per run; the end a sidecar would get in order (after k6) the
+ * receiver waits for itself (receiver/main.ts). An image that cannot be pulled does not block the
+ * runner: its log is then missing, which costs the per-interval series only (receiver/collect.ts).
  */
 function receiverContainer(spec: RunSpec, securityContext: V1SecurityContext): V1Container {
   const rw = spec.plan.intervalMetrics!;
   return {
     name: CONTAINERS.receiver,
     image: spec.receiverImage!,
-    restartPolicy: 'Always',
     command: ['node', PATHS.receiverScript],
     env: [
       { name: 'K6D_IV_PORT', value: String(RECEIVER_PORT) },
+      { name: 'K6D_IV_RUNNER_PORT', value: String(REST_PORT) },
       { name: 'K6D_IV_METRICS', value: JSON.stringify(rw.metrics ?? []) },
       { name: 'K6D_IV_PUSH_MS', value: String(rw.pushIntervalMs) },
-      { name: 'K6D_IV_MARKER', value: PATHS.receiverMarker },
     ],
     resources: RECEIVER_RESOURCES,
     securityContext,
-    volumeMounts: [
-      { name: VOLUMES.archive, mountPath: PATHS.archiveDir, readOnly: true },
-      { name: VOLUMES.work, mountPath: PATHS.workDir },
-    ],
+    volumeMounts: [{ name: VOLUMES.archive, mountPath: PATHS.archiveDir, readOnly: true }],
   };
 }

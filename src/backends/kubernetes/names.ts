@@ -36,8 +36,6 @@ export const PATHS = {
   archive: '/k6d/archive/archive.tar',
   barrierScript: '/k6d/archive/barrier.js',
   receiverScript: '/k6d/archive/interval-receiver.cjs',
-  /** Written by the interval receiver at its first start: there already means it was restarted. */
-  receiverMarker: '/k6d/work/interval-receiver.started',
   workDir: '/k6d/work',
 } as const;
 

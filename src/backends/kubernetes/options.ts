@@ -50,7 +50,7 @@ export interface PodOptions {
   /** Pod `spec.priorityClassName`. */
   priorityClassName?: string;
   /**
-   * Image of each runner Pod's interval receiver (a native sidecar running `node`, receiver/main.ts)
+   * Image of each runner Pod's interval receiver (a container running `node`, receiver/main.ts)
    * that records latency per interval; undefined: no receiver, the timeline keeps its since-start
    * band.
    */

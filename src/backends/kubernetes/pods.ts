@@ -90,18 +90,12 @@ const FATAL_WAITING = new Set([
 ]);
 
 /**
- * Why an init container (the `pod-patch` input's, or the interval receiver before the runner
- * started) keeps the runner from ever starting: it exited
+ * Why an init container (the `pod-patch` input's) keeps the runner from ever starting: it exited
  * non-zero (with `restartPolicy: Never` the Pod then fails) or waits for good ({@link FATAL_WAITING});
  * undefined otherwise. (https://kubernetes.io/docs/concepts/workloads/pods/init-containers/)
  */
 function initFailure(pod: V1Pod): string | undefined {
-  const k6 = pod.status?.containerStatuses?.find((c) => c.name === CONTAINERS.k6)?.state;
   for (const c of pod.status?.initContainerStatuses ?? []) {
-    // The interval receiver (a native sidecar, restarted by the kubelet) keeps the runner from
-    // starting only while the runner has not started: a failure of it later costs only the
-    // per-interval latency (the orchestrator warns when it reads its log).
-    if (c.name === CONTAINERS.receiver && (k6?.running || k6?.terminated)) continue;
     const ended = c.state?.terminated;
     if (ended && ended.exitCode !== 0) {
       const why = ended.reason && ended.reason !== 'Error' ? ` (${ended.reason})` : '';

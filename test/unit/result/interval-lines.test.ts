@@ -32,7 +32,7 @@ describe("the interval receiver's log lines", () => {
       ]),
       delta('http_req_duration', 1100, 1200, [[-50, 2]]),
     ];
-    const end = { pushes: 2, refused: 0, restarted: false };
+    const end = { pushes: 2, refused: 0 };
     const lines = encodeIntervalLines(deltas, end);
     expect(lines[0]).toBe('k6d-iv-keys ["http_req_duration{expected_response:true}","http_req_duration"]');
     expect(lines).toHaveLength(4);
@@ -41,11 +41,7 @@ describe("the interval receiver's log lines", () => {
   });
 
   it('say when the end line is missing (a log cut short), and name a malformed line', () => {
-    const lines = encodeIntervalLines([delta('k', 0, 1, [[1, 1]])], {
-      pushes: 1,
-      refused: 0,
-      restarted: false,
-    });
+    const lines = encodeIntervalLines([delta('k', 0, 1, [[1, 1]])], { pushes: 1, refused: 0 });
     expect(decodeIntervalLines(lines.slice(0, 2).join('\n')).end).toBeUndefined();
     expect(() => decodeIntervalLines(`${lines[0]}\nk6d-iv [0,1,2`)).toThrow(
       /malformed receiver line: k6d-iv \[0,1,2/,

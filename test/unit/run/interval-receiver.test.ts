@@ -126,11 +126,13 @@ describe('the interval receiver', () => {
     });
     await failed!.gather([
       runner({ deltas: [delta] }),
-      runner({ missing: "runner 1's interval receiver was restarted" }),
+      runner({ missing: "runner 1's interval receiver printed no end line" }),
     ]);
     expect(failed!.finish(timeline, 1_000)).toBe(timeline);
     expect(log.lines).toEqual([
-      expect.stringMatching(/timeline: no latency per interval .*runner 1's interval receiver was restarted/),
+      expect.stringMatching(
+        /timeline: no latency per interval .*runner 1's interval receiver printed no end line/,
+      ),
     ]);
   });
 });

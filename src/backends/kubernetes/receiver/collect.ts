@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from '../../../errors.ts';
 import { decodeIntervalLines } from '../../../result/interval-lines.ts';
 import type { RunnerIntervals } from '../../backend.ts';
@@ -21,6 +22,8 @@ export interface ReceiverLogsOptions {
   follow: LogFollower;
   /** The runners' Pod states (pods.ts `RunnerPods`). */
   state(index: number): PodState;
+  /** The newest object of runner `index`'s Pod, when known (its containers' states). */
+  pod(index: number): V1Pod | undefined;
   /** How far this machine's clock is ahead of the runners' nodes' clock, ms (backend.ts `clockAheadMs`). */
   clockAheadMs(): number | undefined;
 }
@@ -39,10 +42,13 @@ export class ReceiverLogs {
     this.o = options;
   }
 
-  /** Follows runner `index`'s receiver log in Pod `pod` (once). @returns when the follow is taken. */
+  /**
+   * Follows runner `index`'s receiver log in Pod `pod` (once), unless its container never started
+   * (its log would be refused). @returns when the follow is taken.
+   */
   follow(index: number, pod: string): Promise<void> {
     let log = this.followed.get(index);
-    if (!log) {
+    if (!log && this.neverStarted(index) === undefined) {
       log = this.o.follow(
         { name: pod, container: CONTAINERS.receiver },
         { timeoutMs: RECEIVER_FOLLOW_MS, quietMs: FOLLOW_QUIET_MS, policy: FOLLOW_RETRY },
@@ -50,13 +56,25 @@ export class ReceiverLogs {
       log.text.catch(() => {});
       this.followed.set(index, log);
     }
-    return log.inPlace.catch(() => {});
+    return log ? log.inPlace.catch(() => {}) : Promise.resolve();
+  }
+
+  /**
+   * Why runner `index`'s receiver container never started (`ImagePullBackOff: …`), from its Pod's
+   * container status; undefined when it did, or when its status is not known.
+   */
+  private neverStarted(index: number): string | undefined {
+    const status = this.o.pod(index)?.status?.containerStatuses?.find((c) => c.name === CONTAINERS.receiver);
+    const waiting = status?.state?.waiting;
+    if (!status || !waiting || status.lastState?.terminated) return undefined;
+    return `${waiting.reason ?? 'waiting'}${waiting.message ? `: ${waiting.message}` : ''}`;
   }
 
   /**
    * Runner `index`'s deltas, their times moved from its node's clock to this machine's, or why
-   * there are none (its Pod is gone, its log could not be read, the receiver's end line is missing,
-   * it was restarted, it refused pushes, or could not listen).
+   * there are none (its Pod is gone, its container never started (its image could not be pulled),
+   * its log could not be read, the receiver's end line is missing,
+   * it refused pushes, or could not listen).
    */
   async read(index: number): Promise<RunnerIntervals> {
     const receiver = `runner ${index}'s interval receiver`;
@@ -64,7 +82,9 @@ export class ReceiverLogs {
     if (!log) {
       const state = this.o.state(index);
       if (state.kind === 'none') return { missing: `${receiver}: its Pod is gone` };
-      this.follow(index, state.pod);
+      const never = this.neverStarted(index);
+      if (never) return { missing: `${receiver} never started: ${never}` };
+      void this.follow(index, state.pod);
       log = this.followed.get(index)!;
     }
     let text: string;
@@ -78,8 +98,6 @@ export class ReceiverLogs {
       const last = text.trim().split('\n').at(-1)?.slice(0, 200) ?? '';
       if (!end) return { missing: `${receiver} printed no end line (its log ends with: "${last}")` };
       if (end.error) return { missing: `${receiver} failed: ${end.error}` };
-      if (end.restarted)
-        return { missing: `${receiver} was restarted during the run: what it kept before is lost` };
       if (end.refused > 0) return { missing: `${receiver} refused ${end.refused} of the runner's pushes` };
       const ahead = this.o.clockAheadMs() ?? 0;
       return { deltas: deltas.map((d) => ({ ...d, fromMs: d.fromMs + ahead, toMs: d.toMs + ahead })) };

@@ -1,32 +1,44 @@
 /**
  * The interval receiver of a runner Pod: a Node program (bundled by scripts/build.mjs into
- * dist/interval-receiver.js, shipped in the run's ConfigMap) that runs as the Pod's native sidecar
- * and takes the Prometheus remote-write pushes of the runner's k6 (`experimental-prometheus-rw`
- * with native histograms) on 127.0.0.1, as the orchestrator's receiver does on the local backend
- * (src/run/interval-receiver.ts). It keeps each push's histogram deltas for the tracked metrics,
- * merged by key, and prints them (src/result/interval-lines.ts) when the kubelet ends it with
- * SIGTERM, which for a native sidecar comes after the runner's k6 exited (so k6's last push at
- * its own SIGTERM is in); the orchestrator reads that log once.
+ * dist/interval-receiver.cjs, shipped in the run's ConfigMap) that runs as the Pod's first
+ * container and takes the Prometheus remote-write pushes of the runner's k6
+ * (`experimental-prometheus-rw` with native histograms) on 127.0.0.1, as the orchestrator's
+ * receiver does on the local backend (src/run/interval-receiver.ts). It keeps each push's
+ * histogram deltas for the tracked metrics, merged by key, and prints them
+ * (src/result/interval-lines.ts) once the runner's k6 is gone, then exits 0; the orchestrator reads
+ * that log once.
+ *
+ * "k6 is gone": none of its connections is open (k6 pushes on keep-alive connections, which its
+ * exit closes, after its last push at its own SIGTERM) and its REST API port, seen open before,
+ * refuses, twice {@link QUIET_MS} apart. Looked at whenever a connection closes, every {@link CHECK_MS}, and at SIGTERM (all of
+ * the Pod's containers get it at once when the Pod is deleted); at SIGTERM it prints after
+ * {@link SIGTERM_WAIT_MS} at the latest, within the Pod's grace period.
  *
  * Environment (manifests.ts `receiverContainer`): `K6D_IV_PORT` (port on 127.0.0.1),
- * `K6D_IV_METRICS` (JSON list of tracked metric keys, the thresholds'), `K6D_IV_PUSH_MS` (k6's push
- * interval, ms), `K6D_IV_MARKER` (a file in the Pod's scratch folder: there already means this
- * container was restarted, its earlier data lost).
+ * `K6D_IV_RUNNER_PORT` (k6's REST API port), `K6D_IV_METRICS` (JSON list of tracked metric keys, the
+ * thresholds'), `K6D_IV_PUSH_MS` (k6's push interval, ms).
  *
  * It never exits non-zero by itself: a failure costs only the per-interval chart (its end line
  * says why), never the runner.
  */
 
-import { existsSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { decodeRemoteWrite } from '../../../k6/remote-write.ts';
 import { type IntervalDelta, IntervalLatencyRecorder } from '../../../result/interval-latency.ts';
 import { encodeIntervalLines, mergeByKey, type ReceiverEnd } from '../../../result/interval-lines.ts';
 
+/** How often it looks whether k6 is gone, ms. */
+const CHECK_MS = 500;
+/** How long k6 must look gone before it prints, ms. */
+const QUIET_MS = 300;
+/** The longest it waits for k6 to go after SIGTERM, ms (the Pod's grace period is 30 s). */
+const SIGTERM_WAIT_MS = 20_000;
+
 const env = process.env;
 const port = Number(env.K6D_IV_PORT ?? '6567');
-const marker = env.K6D_IV_MARKER;
-const end: ReceiverEnd = { pushes: 0, refused: 0, restarted: false };
+const runnerPort = Number(env.K6D_IV_RUNNER_PORT ?? '6565');
+const end: ReceiverEnd = { pushes: 0, refused: 0 };
 const kept: IntervalDelta[] = [];
 let recorder: IntervalLatencyRecorder | undefined;
 try {
@@ -34,14 +46,11 @@ try {
     metrics: JSON.parse(env.K6D_IV_METRICS ?? '[]') as string[],
     pushIntervalMs: Number(env.K6D_IV_PUSH_MS ?? '1000'),
   });
-  if (marker) {
-    end.restarted = existsSync(marker);
-    if (!end.restarted) writeFileSync(marker, `${process.pid}\n`);
-  }
 } catch (error) {
   end.error = `setup: ${(error as Error).message}`;
 }
 
+let connections = 0;
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,7 +58,7 @@ const server = http.createServer((req, res) => {
     try {
       const series = decodeRemoteWrite(Buffer.concat(chunks));
       end.pushes++;
-      if (recorder && !end.restarted) {
+      if (recorder) {
         recorder.add(0, series);
         kept.push(...mergeByKey(recorder.drain()));
       }
@@ -61,16 +70,64 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
+server.on('connection', (socket) => {
+  connections++;
+  socket.on('close', () => {
+    connections--;
+    if (connections === 0) void check();
+  });
+});
 server.on('error', (error) => {
   end.error ??= `listen on 127.0.0.1:${port}: ${error.message}`;
   console.log(`k6d-iv-error ${end.error}`);
 });
 server.listen(port, '127.0.0.1', () => console.log(`k6d-iv-listening 127.0.0.1:${port}`));
 
+/** Whether k6's REST API port takes a connection now. */
+function runnerListens(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(runnerPort, '127.0.0.1');
+    socket.setTimeout(1_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+let runnerSeen = false;
+let checking = false;
+/** Prints and exits once k6 is gone (see the file's comment). */
+async function check(): Promise<void> {
+  if (checking || ended) return;
+  checking = true;
+  try {
+    const gone = async () => {
+      const listens = await runnerListens();
+      runnerSeen ||= listens;
+      return runnerSeen && !listens && connections === 0;
+    };
+    // Twice, {@link QUIET_MS} apart: a push on a new connection in between is still taken.
+    if (await gone()) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      if (await gone()) finish();
+    }
+  } finally {
+    checking = false;
+  }
+}
+const timer = setInterval(() => void check(), CHECK_MS);
+
 let ended = false;
 function finish(): void {
   if (ended) return;
   ended = true;
+  clearInterval(timer);
   server.close();
   let text: string;
   try {
@@ -80,9 +137,14 @@ function finish(): void {
   }
   process.stdout.write(text, () => process.exit(0));
 }
-process.on('SIGTERM', finish);
-// Nothing thrown ends it: the runner's pushes would fail, and its restart would lose what it kept.
+
+process.on('SIGTERM', () => {
+  // k6 got it too: its last push comes as it stops; print once it is gone, or at the latest then.
+  setTimeout(finish, SIGTERM_WAIT_MS).unref();
+  void check();
+});
+process.on('SIGINT', finish);
+// Nothing thrown ends it: the runner's pushes would fail.
 process.on('uncaughtException', (error) => {
   end.error ??= `uncaught: ${error.message}`;
 });
-process.on('SIGINT', finish);

@@ -216,19 +216,21 @@ describe('the interval receiver', () => {
     },
   };
 
-  it("is a native sidecar running node on its program from the run's ConfigMap, hardened as the others", () => {
+  it("is the Pod's first container (started before k6), running node on its program from the run's ConfigMap, hardened as the others", () => {
     const pod = runnerPod(withReceiver, withReceiver.plan.runners[1]!, { name: 'k6d-rtest1', uid: 'u-1' })
       .spec!;
-    const [receiver] = pod.initContainers!;
+    expect(pod.containers.map((c) => c.name)).toEqual(['interval-receiver', 'k6', 'barrier']);
+    expect(pod.initContainers).toBeUndefined();
+    const [receiver, k6] = pod.containers;
     expect(receiver).toMatchObject({
       name: 'interval-receiver',
       image: 'node:24-slim',
-      restartPolicy: 'Always',
       command: ['node', '/k6d/archive/interval-receiver.cjs'],
     });
     expect(receiver!.env).toContainEqual({ name: 'K6D_IV_METRICS', value: '["http_req_duration{name:a}"]' });
     expect(receiver!.env).toContainEqual({ name: 'K6D_IV_PUSH_MS', value: '100' });
-    expect(receiver!.securityContext).toEqual(pod.containers[0]!.securityContext);
+    expect(receiver!.env).toContainEqual({ name: 'K6D_IV_RUNNER_PORT', value: '6565' });
+    expect(receiver!.securityContext).toEqual(k6!.securityContext);
     expect(archiveConfigMap(withReceiver, Buffer.from('tar')).data!['interval-receiver.cjs']).toBe(
       '/* receiver */',
     );
@@ -237,7 +239,7 @@ describe('the interval receiver', () => {
   it("points the runner's remote-write output at it on loopback, the user's K6_FEATURES kept", () => {
     const pod = runnerPod(withReceiver, withReceiver.plan.runners[1]!, { name: 'k6d-rtest1', uid: 'u-1' })
       .spec!;
-    const k6 = pod.containers[0]!;
+    const k6 = pod.containers.find((c) => c.name === 'k6')!;
     expect(k6.command).toContain('experimental-prometheus-rw');
     expect(k6.env).toContainEqual({ name: 'K6_PROMETHEUS_RW_SERVER_URL', value: 'http://127.0.0.1:6567/1' });
     // Last, so that it wins over the user's own value, which it holds.
@@ -251,7 +253,7 @@ describe('the interval receiver', () => {
       { ...withReceiver, receiverScript: undefined },
     ]) {
       const pod = runnerPod(off, off.plan.runners[0]!, { name: 'k6d-rtest1', uid: 'u-1' }).spec!;
-      expect(pod.initContainers).toBeUndefined();
+      expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier']);
       expect(pod.containers[0]!.env!.map((e) => e.name)).not.toContain('K6_PROMETHEUS_RW_SERVER_URL');
       expect(archiveConfigMap(off, Buffer.from('tar')).data!['interval-receiver.cjs']).toBeUndefined();
     }

@@ -21,9 +21,9 @@ const delta = {
     buckets: new Map([[-53, 2]]),
   },
 };
-const end = { pushes: 1, refused: 0, restarted: false };
+const end = { pushes: 1, refused: 0 };
 
-function logs(text: Promise<string>, aheadMs?: number) {
+function logs(text: Promise<string>, aheadMs?: number, receiverState: object = { running: {} }) {
   const follows: Array<{ name: string; container: string }> = [];
   const follow: LogFollower = (pod) => {
     follows.push(pod);
@@ -32,6 +32,20 @@ function logs(text: Promise<string>, aheadMs?: number) {
   const receivers = new ReceiverLogs({
     follow,
     state: (index) => ({ kind: 'ended', pod: `k6d-r-${index}`, code: 0 }),
+    pod: () => ({
+      status: {
+        containerStatuses: [
+          {
+            name: 'interval-receiver',
+            image: 'node',
+            imageID: '',
+            ready: true,
+            restartCount: 0,
+            state: receiverState,
+          },
+        ],
+      },
+    }),
     clockAheadMs: () => aheadMs,
   });
   return { receivers, follows };
@@ -65,7 +79,6 @@ describe("the runners' interval receivers' logs", () => {
         'k6d-iv-listening 127.0.0.1:6567\n',
         /runner 2's interval receiver printed no end line \(its log ends with: "k6d-iv-listening/,
       ],
-      [encodeIntervalLines([], { ...end, restarted: true }).join('\n'), /was restarted during the run/],
       [encodeIntervalLines([], { ...end, refused: 3 }).join('\n'), /refused 3 of the runner's pushes/],
       [
         encodeIntervalLines([], { ...end, error: 'listen on 127.0.0.1:6567: EADDRINUSE' }).join('\n'),
@@ -78,6 +91,15 @@ describe("the runners' interval receivers' logs", () => {
       const got = await receivers.read(2);
       expect('missing' in got && got.missing).toMatch(why);
     }
+    // Its image could not be pulled: no follow at all, the reason from its container's status.
+    const never = logs(Promise.resolve(''), 0, {
+      waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope"' },
+    });
+    await never.receivers.follow(2, 'k6d-r-2');
+    expect(never.follows).toEqual([]);
+    expect(await never.receivers.read(2)).toEqual({
+      missing: `runner 2's interval receiver never started: ImagePullBackOff: Back-off pulling image "nope"`,
+    });
     const { receivers } = logs(Promise.reject(new Error('HTTP 404')));
     expect(await receivers.read(2)).toEqual({
       missing: "runner 2's interval receiver: its log could not be read: HTTP 404",
