@@ -36,6 +36,11 @@ export interface ReceiverLogsOptions {
  */
 export class ReceiverLogs {
   private readonly followed = new Map<number, FollowedLog>();
+  /**
+   * Why a runner's receiver never started, as its status said before its Pod was deleted (a
+   * kubelet ending a Pod reports its never-started containers as `ContainerCreating`).
+   */
+  private readonly never = new Map<number, string>();
   private readonly o: ReceiverLogsOptions;
 
   constructor(options: ReceiverLogsOptions) {
@@ -48,7 +53,9 @@ export class ReceiverLogs {
    */
   follow(index: number, pod: string): Promise<void> {
     let log = this.followed.get(index);
-    if (!log && this.neverStarted(index) === undefined) {
+    const never = log ? undefined : this.neverStarted(index);
+    if (never) this.never.set(index, never);
+    else if (!log) {
       log = this.o.follow(
         { name: pod, container: CONTAINERS.receiver },
         { timeoutMs: RECEIVER_FOLLOW_MS, quietMs: FOLLOW_QUIET_MS, policy: FOLLOW_RETRY },
@@ -82,10 +89,11 @@ export class ReceiverLogs {
     if (!log) {
       const state = this.o.state(index);
       if (state.kind === 'none') return { missing: `${receiver}: its Pod is gone` };
-      const never = this.neverStarted(index);
+      const never = this.never.get(index) ?? this.neverStarted(index);
       if (never) return { missing: `${receiver} never started: ${never}` };
       void this.follow(index, state.pod);
-      log = this.followed.get(index)!;
+      log = this.followed.get(index);
+      if (!log) return { missing: `${receiver} never started: ${this.never.get(index) ?? 'waiting'}` };
     }
     let text: string;
     try {

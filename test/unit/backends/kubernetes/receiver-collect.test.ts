@@ -106,3 +106,38 @@ describe("the runners' interval receivers' logs", () => {
     });
   });
 });
+
+describe('a receiver that never started', () => {
+  it('is named with the reason its status gave before its Pod was deleted (the kubelet then says ContainerCreating)', async () => {
+    const follows: string[] = [];
+    let reason = { waiting: { reason: 'ErrImagePull', message: '401 Unauthorized' } } as object;
+    const receivers = new ReceiverLogs({
+      follow: (pod) => {
+        follows.push(pod.name);
+        return { inPlace: Promise.resolve(), text: Promise.resolve('') };
+      },
+      state: () => ({ kind: 'running', pod: 'k6d-r-0', barrier: 'exited' }) as never,
+      pod: () => ({
+        status: {
+          containerStatuses: [
+            {
+              name: 'interval-receiver',
+              image: 'n',
+              imageID: '',
+              ready: false,
+              restartCount: 0,
+              state: reason,
+            },
+          ],
+        },
+      }),
+      clockAheadMs: () => 0,
+    });
+    await receivers.follow(0, 'k6d-r-0');
+    reason = { waiting: { reason: 'ContainerCreating' } };
+    expect(await receivers.read(0)).toEqual({
+      missing: "runner 0's interval receiver never started: ErrImagePull: 401 Unauthorized",
+    });
+    expect(follows).toEqual([]);
+  });
+});
