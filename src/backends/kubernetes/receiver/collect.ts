@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { errorMessage } from '../../../errors.ts';
-import { decodeIntervalLines } from '../../../result/interval-lines.ts';
+import { decodeIntervalLines, IV_LINES } from '../../../result/interval-lines.ts';
 import type { RunnerIntervals } from '../../backend.ts';
 import type { FollowedLog, LogFollower } from '../api-client.ts';
 import { FOLLOW_QUIET_MS } from '../barrier/follow.ts';
@@ -35,7 +35,7 @@ export interface ReceiverLogsOptions {
  * when it is read; so one API request per runner for the whole run.
  */
 export class ReceiverLogs {
-  private readonly followed = new Map<number, FollowedLog>();
+  private readonly followed = new Map<number, FollowedLog & { complete: Promise<string> }>();
   /**
    * Why a runner's receiver never started, as its status said before its Pod was deleted (a
    * kubelet ending a Pod reports its never-started containers as `ContainerCreating`).
@@ -56,11 +56,25 @@ export class ReceiverLogs {
     const never = log ? undefined : this.neverStarted(index);
     if (never) this.never.set(index, never);
     else if (!log) {
-      log = this.o.follow(
+      // The log is whole once its end line came: a kubelet ends a follow only at its next look at
+      // the container (up to 1 s after it exited).
+      let sofar = '';
+      let complete!: (text: string) => void;
+      const followed = this.o.follow(
         { name: pod, container: CONTAINERS.receiver },
-        { timeoutMs: RECEIVER_FOLLOW_MS, quietMs: FOLLOW_QUIET_MS, policy: FOLLOW_RETRY },
+        {
+          timeoutMs: RECEIVER_FOLLOW_MS,
+          quietMs: FOLLOW_QUIET_MS,
+          policy: FOLLOW_RETRY,
+          onData: (chunk) => {
+            sofar += chunk;
+            const at = sofar.indexOf(`\n${IV_LINES.end}`);
+            if (at >= 0 && sofar.indexOf('\n', at + 1) >= 0) complete(sofar);
+          },
+        },
       );
-      log.text.catch(() => {});
+      followed.text.catch(() => {});
+      log = { ...followed, complete: new Promise<string>((resolve) => (complete = resolve)) };
       this.followed.set(index, log);
     }
     return log ? log.inPlace.catch(() => {}) : Promise.resolve();
@@ -97,7 +111,7 @@ export class ReceiverLogs {
     }
     let text: string;
     try {
-      text = await log.text;
+      text = await Promise.race([log.text, log.complete]);
     } catch (error) {
       return { missing: `${receiver}: its log could not be read: ${errorMessage(error)}` };
     }

@@ -31,7 +31,7 @@ import { encodeIntervalLines, mergeByKey, type ReceiverEnd } from '../../../resu
 /** How often it looks whether k6 is gone, ms. */
 const CHECK_MS = 500;
 /** How long k6 must look gone before it prints, ms. */
-const QUIET_MS = 300;
+const QUIET_MS = 150;
 /** The longest it waits for k6 to go after SIGTERM, ms (the Pod's grace period is 30 s). */
 const SIGTERM_WAIT_MS = 20_000;
 

@@ -141,3 +141,20 @@ describe('a receiver that never started', () => {
     expect(follows).toEqual([]);
   });
 });
+
+describe("a receiver's log", () => {
+  it('is whole once its end line came, before the follow itself ends (a kubelet ends it up to 1 s later)', async () => {
+    const lines = `k6d-iv-listening 127.0.0.1:6567\n${encodeIntervalLines([delta], end).join('\n')}\n`;
+    const receivers = new ReceiverLogs({
+      follow: (_pod, options) => {
+        setTimeout(() => options.onData?.(lines), 1);
+        return { inPlace: Promise.resolve(), text: new Promise<string>(() => {}) };
+      },
+      state: () => ({ kind: 'running', pod: 'k6d-r-0', barrier: 'exited' }) as never,
+      pod: () => undefined,
+      clockAheadMs: () => 0,
+    });
+    await receivers.follow(0, 'k6d-r-0');
+    expect(await receivers.read(0)).toEqual({ deltas: [delta] });
+  });
+});
