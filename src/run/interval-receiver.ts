@@ -26,6 +26,7 @@ export interface IntervalMetrics {
   /**
    * Reads the deltas the runners' own receivers kept (Kubernetes: {@link Runner.intervalDeltas});
    * nothing for runners without one (local). Call after the runners ended, before the cleanup.
+   * Never rejects.
    */
   gather(runners: readonly Runner[]): Promise<void>;
   /**
@@ -138,7 +139,13 @@ function gathered(
   const missing: string[] = [];
   return {
     async gather(runners) {
-      const read = await Promise.all(runners.map((r) => r.intervalDeltas?.()));
+      const read = await Promise.all(
+        runners.map((r) =>
+          r.intervalDeltas?.().catch((error: unknown) => ({
+            missing: `runner ${r.index}'s interval receiver: ${(error as Error).message}`,
+          })),
+        ),
+      );
       for (const got of read) {
         if (!got) continue;
         if ('missing' in got) missing.push(got.missing);
