@@ -24,6 +24,12 @@ export interface ReceiverEnd {
   pushes: number;
   /** Pushes refused (not a remote-write body); their samples are missing. */
   refused: number;
+  /**
+   * It began listening after its runner's test had started (k6's status at or past `Started`): k6's
+   * first pushes may have found nobody, and a push lost makes the next one look like one
+   * interval's samples.
+   */
+  late?: boolean;
   /** Why it could not receive at all (e.g. its port was taken), when so. */
   error?: string;
 }

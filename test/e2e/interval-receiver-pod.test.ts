@@ -47,7 +47,74 @@ function output(child: ChildProcess): { text: () => string; exited: Promise<numb
   return { text: () => text, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
+/** The receiver on `port`, watching k6's REST API on `rest`; resolves once it listens. */
+async function startReceiver(port: number, rest: number) {
+  const receiver = spawn(process.execPath, [program], {
+    env: {
+      K6D_IV_PORT: String(port),
+      K6D_IV_RUNNER_PORT: String(rest),
+      K6D_IV_METRICS: '[]',
+      K6D_IV_PUSH_MS: '100',
+    },
+  });
+  const got = output(receiver);
+  for (let i = 0; i < 100 && !got.text().includes('k6d-iv-listening'); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  return { receiver, got };
+}
+
+/** k6 on `script`, lingering, its REST API on `rest`, pushing to `port`. */
+function startK6(script: string, port: number, rest: number, summary: string) {
+  const k6 = spawn(
+    k6Binary(),
+    [
+      'run',
+      '--quiet',
+      '--linger',
+      '--address',
+      `127.0.0.1:${rest}`,
+      '--summary-export',
+      summary,
+      '--out',
+      'experimental-prometheus-rw',
+      script,
+    ],
+    {
+      env: {
+        ...process.env,
+        K6_PROMETHEUS_RW_SERVER_URL: `http://127.0.0.1:${port}/0`,
+        K6_PROMETHEUS_RW_PUSH_INTERVAL: '100ms',
+        K6_FEATURES: 'native-histograms',
+        K6_PROMETHEUS_RW_STALE_MARKERS: 'false',
+        K6_NO_USAGE_REPORT: 'true',
+      },
+    },
+  );
+  return { k6, exited: output(k6).exited };
+}
+
 describe("the runner Pod's interval receiver beside real k6", () => {
+  it("says it was late when it began listening after its runner's test had started", async () => {
+    const [port, rest] = [await freePort(), await freePort()];
+    const dir = tempDir('k6d-iv-late-');
+    const script = path.join(dir, 'script.js');
+    writeFileSync(
+      script,
+      `import http from 'k6/http';
+export const options = { vus: 1, duration: '2s' };
+export default function () { http.get('${target.url}/steady'); }`,
+    );
+    const { k6, exited } = startK6(script, port, rest, path.join(dir, 'summary.json'));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const { receiver, got } = await startReceiver(port, rest);
+    await new Promise((r) => setTimeout(r, 1_500));
+    k6.kill('SIGTERM');
+    receiver.kill('SIGTERM');
+    await exited;
+    expect(await got.exited).toBe(0);
+    expect(decodeIntervalLines(got.text()).end).toMatchObject({ late: true });
+  }, 30_000);
+
   for (const both of [false, true]) {
     it(both
       ? 'SIGTERMed with k6 at once (a Pod deleted): it waits for k6 to go, and has every sample'
@@ -70,6 +137,10 @@ export default function () { http.get('${target.url}/steady'); }`,
         },
       });
       const got = output(receiver);
+      // In the Pod, k6 stays paused until every runner is ready; here it starts at once, so only
+      // once the receiver listens.
+      for (let i = 0; i < 100 && !got.text().includes('k6d-iv-listening'); i++)
+        await new Promise((r) => setTimeout(r, 50));
       const summary = path.join(dir, 'summary.json');
       const k6 = spawn(
         k6Binary(),

@@ -41,7 +41,7 @@ import { applyPodPatch, CONTAINER_SECURITY, POD_SECURITY } from './pod-patch.ts'
  *   barrier nor the monitor polls the runners through the API server. (An HTTP readinessProbe
  *   cannot carry the barrier: k6's `/v1/status` answers 200 at every status, and no k6 endpoint
  *   fails before status 4.)
- * With the interval receiver (`receiverImage`), a third container comes first: `interval-receiver`,
+ * With the interval receiver (`receiverImage`), a third container comes last: `interval-receiver`,
  * Node on receiver/main.ts, which takes k6's per-interval histograms on 127.0.0.1 and prints them
  * once k6 is gone ({@link receiverContainer}).
  */
@@ -237,8 +237,6 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
       },
       ...placementOf(spec),
       containers: [
-        // First: the kubelet starts containers in order, so it listens before k6 exists.
-        ...(hasReceiver(spec) ? [receiverContainer(spec, securityContext)] : []),
         {
           name: CONTAINERS.k6,
           image: spec.image,
@@ -270,6 +268,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
             { name: VOLUMES.work, mountPath: PATHS.workDir },
           ],
         },
+        // Last: its start is not on the way to k6's (the kubelet starts them in order).
+        ...(hasReceiver(spec) ? [receiverContainer(spec, securityContext)] : []),
       ],
       volumes: [
         { name: VOLUMES.archive, configMap: { name: runName(spec.runId) } },
@@ -296,13 +296,14 @@ function receiverEnv(spec: RunSpec, index: number): Array<{ name: string; value:
 }
 
 /**
- * The interval receiver: a regular container, first in the Pod, running `node` on its program from
- * the run's ConfigMap. First, because the kubelet pulls and starts a Pod's containers one after
- * another in their order, so it listens before the runner's k6 exists (a push k6 could not deliver
- * would be lost). Not a native sidecar (an init container with `restartPolicy: Always`): the
- * kubelet starts the containers after it only at its next look at the Pod (up to its 1 s relist),
+ * The interval receiver: a regular container, last in the Pod, running `node` on its program from
+ * the run's ConfigMap. Not a native sidecar (an init container with `restartPolicy: Always`): the
+ * kubelet starts the containers after one only at its next look at the Pod (its relist, 1 s),
  * measured at about 1 s more per run; the end a sidecar would get in order (after k6) the
- * receiver waits for itself (receiver/main.ts). An image that cannot be pulled does not block the
+ * receiver waits for itself (receiver/main.ts). Last, so that its start is not on the way to k6's
+ * (the kubelet starts a Pod's containers one after another): k6 stays paused until every runner is
+ * ready, which takes longer; a receiver that still began after its runner's test had started says
+ * so, and the series is dropped with a warning. An image that cannot be pulled does not block the
  * runner: its log is then missing, which costs the per-interval series only (receiver/collect.ts).
  */
 function receiverContainer(spec: RunSpec, securityContext: V1SecurityContext): V1Container {

@@ -120,6 +120,10 @@ export class ReceiverLogs {
       const last = text.trim().split('\n').at(-1)?.slice(0, 200) ?? '';
       if (!end) return { missing: `${receiver} printed no end line (its log ends with: "${last}")` };
       if (end.error) return { missing: `${receiver} failed: ${end.error}` };
+      if (end.late)
+        return {
+          missing: `${receiver} started after its runner's test had begun (its first pushes may be lost)`,
+        };
       if (end.refused > 0) return { missing: `${receiver} refused ${end.refused} of the runner's pushes` };
       const ahead = this.o.clockAheadMs() ?? 0;
       return { deltas: deltas.map((d) => ({ ...d, fromMs: d.fromMs + ahead, toMs: d.toMs + ahead })) };

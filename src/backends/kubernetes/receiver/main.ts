@@ -1,7 +1,7 @@
 /**
  * The interval receiver of a runner Pod: a Node program (bundled by scripts/build.mjs into
- * dist/interval-receiver.cjs, shipped in the run's ConfigMap) that runs as the Pod's first
- * container and takes the Prometheus remote-write pushes of the runner's k6
+ * dist/interval-receiver.cjs, shipped in the run's ConfigMap) that runs as a container beside k6
+ * and takes the Prometheus remote-write pushes of the runner's k6
  * (`experimental-prometheus-rw` with native histograms) on 127.0.0.1, as the orchestrator's
  * receiver does on the local backend (src/run/interval-receiver.ts). It keeps each push's
  * histogram deltas for the tracked metrics, merged by key, and prints them
@@ -81,7 +81,27 @@ server.on('error', (error) => {
   end.error ??= `listen on 127.0.0.1:${port}: ${error.message}`;
   console.log(`k6d-iv-error ${end.error}`);
 });
-server.listen(port, '127.0.0.1', () => console.log(`k6d-iv-listening 127.0.0.1:${port}`));
+server.listen(port, '127.0.0.1', () => {
+  console.log(`k6d-iv-listening 127.0.0.1:${port}`);
+  void lateCheck();
+});
+
+/**
+ * Marks the receiver late when the runner's test had already started as it began listening: k6's
+ * `GET /v1/status` at `Started` (5, k6 `lib/execution.go`) or later. A k6 not up yet, or
+ * initialising, or paused before the run, has pushed nothing.
+ */
+async function lateCheck(): Promise<void> {
+  try {
+    const answer = await fetch(`http://127.0.0.1:${runnerPort}/v1/status`, {
+      signal: AbortSignal.timeout(2_000),
+    });
+    const body = (await answer.json()) as { data?: { attributes?: { status?: number } } };
+    if ((body.data?.attributes?.status ?? 0) >= 5) end.late = true;
+  } catch {
+    // Not up yet: nothing pushed.
+  }
+}
 
 /** Whether k6's REST API port takes a connection now. */
 function runnerListens(): Promise<boolean> {

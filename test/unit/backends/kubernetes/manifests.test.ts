@@ -216,12 +216,12 @@ describe('the interval receiver', () => {
     },
   };
 
-  it("is the Pod's first container (started before k6), running node on its program from the run's ConfigMap, hardened as the others", () => {
+  it("is the Pod's last container (its start not on the way to k6's), running node on its program from the run's ConfigMap, hardened as the others", () => {
     const pod = runnerPod(withReceiver, withReceiver.plan.runners[1]!, { name: 'k6d-rtest1', uid: 'u-1' })
       .spec!;
-    expect(pod.containers.map((c) => c.name)).toEqual(['interval-receiver', 'k6', 'barrier']);
+    expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier', 'interval-receiver']);
     expect(pod.initContainers).toBeUndefined();
-    const [receiver, k6] = pod.containers;
+    const [k6, , receiver] = pod.containers;
     expect(receiver).toMatchObject({
       name: 'interval-receiver',
       image: 'node:24-slim',

@@ -86,7 +86,7 @@ describe('Pod states', () => {
     expect(classifyPod(running)).toEqual({ kind: 'pending', pod: 'p' });
   });
 
-  it("never fails a runner for its interval receiver (its Pod's first container): not pulled, or killed", () => {
+  it('never fails a runner for its interval receiver: not pulled, or killed', () => {
     const pod = (receiver: object, phase = 'Running') => ({
       metadata: { name: 'p' },
       status: {

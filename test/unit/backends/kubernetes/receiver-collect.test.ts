@@ -81,6 +81,10 @@ describe("the runners' interval receivers' logs", () => {
       ],
       [encodeIntervalLines([], { ...end, refused: 3 }).join('\n'), /refused 3 of the runner's pushes/],
       [
+        encodeIntervalLines([], { ...end, late: true }).join('\n'),
+        /started after its runner's test had begun \(its first pushes may be lost\)/,
+      ],
+      [
         encodeIntervalLines([], { ...end, error: 'listen on 127.0.0.1:6567: EADDRINUSE' }).join('\n'),
         /failed: listen on/,
       ],
