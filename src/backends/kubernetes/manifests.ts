@@ -259,6 +259,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
             { name: 'K6_NO_USAGE_REPORT', value: 'true' },
             // One VU polling loopback: one Go thread costs about a third less CPU than one per core.
             { name: 'GOMAXPROCS', value: '1' },
+            // It says ready once the interval receiver listens too (barrier/script.ts).
+            ...(hasReceiver(spec) ? [{ name: 'K6D_RECEIVER_PORT', value: String(RECEIVER_PORT) }] : []),
             { name: 'TMPDIR', value: PATHS.workDir },
           ],
           resources: spec.barrierResources ?? BARRIER_RESOURCES,

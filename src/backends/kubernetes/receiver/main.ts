@@ -52,6 +52,12 @@ try {
 
 let connections = 0;
 const server = http.createServer((req, res) => {
+  // The barrier container's look whether it listens (barrier/script.ts): not a push.
+  if (req.method !== 'POST') {
+    req.resume();
+    res.writeHead(204).end();
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
@@ -81,26 +87,43 @@ server.on('error', (error) => {
   end.error ??= `listen on 127.0.0.1:${port}: ${error.message}`;
   console.log(`k6d-iv-error ${end.error}`);
 });
-server.listen(port, '127.0.0.1', () => {
-  console.log(`k6d-iv-listening 127.0.0.1:${port}`);
-  void lateCheck();
-});
+// Whether it is late is looked at first, then it listens: k6 cannot have started in between
+// (the barrier says ready only once it listens, barrier/script.ts).
+void lateCheck().then(() =>
+  server.listen(port, '127.0.0.1', () => console.log(`k6d-iv-listening 127.0.0.1:${port}`)),
+);
 
 /**
- * Marks the receiver late when the runner's test had already started as it began listening: k6's
- * `GET /v1/status` at `Started` (5, k6 `lib/execution.go`) or later. A k6 not up yet, or
- * initialising, or paused before the run, has pushed nothing.
+ * Marks the receiver late when the runner's test has already started as it is about to listen:
+ * k6's `GET /v1/status` at `Started` (5, k6 `lib/execution.go`) or later. A k6 not up yet, or
+ * initialising, or paused before the run, has pushed nothing. Never rejects.
  */
-async function lateCheck(): Promise<void> {
-  try {
-    const answer = await fetch(`http://127.0.0.1:${runnerPort}/v1/status`, {
-      signal: AbortSignal.timeout(2_000),
-    });
-    const body = (await answer.json()) as { data?: { attributes?: { status?: number } } };
-    if ((body.data?.attributes?.status ?? 0) >= 5) end.late = true;
-  } catch {
+function lateCheck(): Promise<void> {
+  return new Promise((resolve) => {
+    const req = http.get(
+      { host: '127.0.0.1', port: runnerPort, path: '/v1/status', timeout: 2_000 },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => {
+          try {
+            const status = (JSON.parse(body) as { data?: { attributes?: { status?: number } } }).data
+              ?.attributes?.status;
+            if ((status ?? 0) >= 5) end.late = true;
+          } catch {
+            // Not k6's answer: nothing known.
+          }
+          resolve();
+        });
+        res.on('error', () => resolve());
+      },
+    );
+    req.on('timeout', () => req.destroy());
     // Not up yet: nothing pushed.
-  }
+    req.on('error', () => resolve());
+  });
 }
 
 /** Whether k6's REST API port takes a connection now. */

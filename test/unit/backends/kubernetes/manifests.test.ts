@@ -231,6 +231,8 @@ describe('the interval receiver', () => {
     expect(receiver!.env).toContainEqual({ name: 'K6D_IV_PUSH_MS', value: '100' });
     expect(receiver!.env).toContainEqual({ name: 'K6D_IV_RUNNER_PORT', value: '6565' });
     expect(receiver!.securityContext).toEqual(k6!.securityContext);
+    // The barrier says ready once it listens too.
+    expect(pod.containers[1]!.env).toContainEqual({ name: 'K6D_RECEIVER_PORT', value: '6567' });
     expect(archiveConfigMap(withReceiver, Buffer.from('tar')).data!['interval-receiver.cjs']).toBe(
       '/* receiver */',
     );
