@@ -52,10 +52,11 @@ try {
 
 let connections = 0;
 const server = http.createServer((req, res) => {
-  // The barrier container's look whether it listens (barrier/script.ts): not a push.
+  // The barrier container's look whether it listens (barrier/script.ts): not a push, and its
+  // connection closed, so that the open ones are k6's alone.
   if (req.method !== 'POST') {
     req.resume();
-    res.writeHead(204).end();
+    res.writeHead(204, { connection: 'close' }).end();
     return;
   }
   const chunks: Buffer[] = [];
