@@ -128,52 +128,17 @@ export default function () { http.get('${target.url}/steady'); }`,
 export const options = { vus: 2, duration: '2s' };
 export default function () { http.get('${target.url}/steady'); }`,
       );
-      const receiver = spawn(process.execPath, [program], {
-        env: {
-          K6D_IV_PORT: String(port),
-          K6D_IV_RUNNER_PORT: String(rest),
-          K6D_IV_METRICS: '[]',
-          K6D_IV_PUSH_MS: '100',
-        },
-      });
-      const got = output(receiver);
-      // In the Pod, k6 stays paused until every runner is ready; here it starts at once, so only
-      // once the receiver listens.
-      for (let i = 0; i < 100 && !got.text().includes('k6d-iv-listening'); i++)
-        await new Promise((r) => setTimeout(r, 50));
+      // In the Pod, k6 stays paused until every runner is ready (the barrier waits for the
+      // receiver); here it starts at once, so only once the receiver listens.
+      const { receiver, got } = await startReceiver(port, rest);
       const summary = path.join(dir, 'summary.json');
-      const k6 = spawn(
-        k6Binary(),
-        [
-          'run',
-          '--quiet',
-          '--linger',
-          '--address',
-          `127.0.0.1:${rest}`,
-          '--summary-export',
-          summary,
-          '--out',
-          'experimental-prometheus-rw',
-          script,
-        ],
-        {
-          env: {
-            ...process.env,
-            K6_PROMETHEUS_RW_SERVER_URL: `http://127.0.0.1:${port}/0`,
-            K6_PROMETHEUS_RW_PUSH_INTERVAL: '100ms',
-            K6_FEATURES: 'native-histograms',
-            K6_PROMETHEUS_RW_STALE_MARKERS: 'false',
-            K6_NO_USAGE_REPORT: 'true',
-          },
-        },
-      );
-      const k6Exit = output(k6).exited;
+      const { k6, exited } = startK6(script, port, rest, summary);
       // The test ends after 2 s; the linger keeps k6 (and its REST API) up until SIGTERM.
       await new Promise((r) => setTimeout(r, 3_500));
       expect(got.text()).not.toMatch(/k6d-iv-end/);
       k6.kill('SIGTERM');
       if (both) receiver.kill('SIGTERM');
-      await k6Exit;
+      await exited;
       expect(await got.exited).toBe(0);
       const { deltas, end } = decodeIntervalLines(got.text());
       expect(end).toEqual({ pushes: expect.any(Number), refused: 0 });
