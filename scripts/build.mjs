@@ -25,6 +25,15 @@ export const builds = [
     chunks: 'chunks',
   },
 ];
+/**
+ * The interval receiver of the runner Pods (src/backends/kubernetes/receiver/main.ts): one
+ * CommonJS file that a Node image runs from the run's ConfigMap; its options are the ones
+ * receiver/script.ts uses when it bundles from the sources.
+ */
+export const receiver = {
+  entry: 'src/backends/kubernetes/receiver/main.ts',
+  out: 'dist/interval-receiver.cjs',
+};
 export const entries = Object.assign({}, ...builds.map((b) => b.entries));
 
 export async function build({ write, metafile = false }) {
@@ -62,6 +71,22 @@ export async function build({ write, metafile = false }) {
       }),
     );
   }
+  results.push(
+    await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: [receiver.entry],
+      outfile: receiver.out,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      minify: true,
+      legalComments: 'none',
+      logLevel: 'warning',
+      metafile,
+      write,
+    }),
+  );
   return {
     files: results.flatMap((r) => r.outputFiles ?? []),
     metafiles: results.map((r) => r.metafile),

@@ -76,6 +76,11 @@ export interface IntervalMetricsPlan {
   url: string;
   /** How often each runner pushes, ms (k6 `K6_PROMETHEUS_RW_PUSH_INTERVAL`). */
   pushIntervalMs: number;
+  /**
+   * The tracked metric keys besides `http_req_duration{expected_response:true}` (the thresholds'),
+   * for a receiver that keeps only those (Kubernetes: the runner Pod's interval receiver).
+   */
+  metrics?: string[];
 }
 
 /** The output that carries the per-interval histograms (k6 v2.2.0 `cmd/builtin_output_gen.go`). */

@@ -1,5 +1,6 @@
 import type { RunnerApi } from '../k6/rest.ts';
 import type { RunnerExit, RunPlan } from '../plan.ts';
+import type { IntervalDelta } from '../result/interval-latency.ts';
 
 /**
  * The interface both backends implement: the local backend (N k6 processes on this machine) and
@@ -68,7 +69,17 @@ export interface Runner {
    * until its test has ended, and when the record is incomplete.
    */
   vusRecord?(): VusRecord | undefined;
+  /**
+   * Optional: the runner's per-interval histogram deltas recorded beside it (Kubernetes: its Pod's
+   * interval receiver, read from its log once), their times on this machine's clock; absent where
+   * the orchestrator receives them itself (local). Called after the runner ended and before
+   * {@link Backend.cleanup}; never rejects.
+   */
+  intervalDeltas?(): Promise<RunnerIntervals>;
 }
+
+/** A runner's per-interval histogram deltas, or why there are none (one line, naming the runner). */
+export type RunnerIntervals = { deltas: IntervalDelta[] } | { missing: string };
 
 /**
  * A runner's active VUs over its test, as a step function: the count at each change, sampled at

@@ -29,6 +29,11 @@ const FLAGS: Record<KubernetesInput, { value: string; help: string; repeat?: tru
   context: { value: 'name', help: 'kubeconfig context (default: the current one)' },
   namespace: { value: 'name', help: "namespace of the runner Pods (default: the context's, or default)" },
   'runner-image': { value: 'image', help: 'container image of the runners', default: DEFAULTS.runnerImage },
+  'interval-receiver-image': {
+    value: 'image',
+    help: "Node image of each runner Pod's latency-per-interval receiver, or none",
+    default: DEFAULTS.intervalReceiverImage,
+  },
   env: { value: 'NAME=value', help: 'environment variable of the runner Pods (repeatable)', repeat: true },
   'secret-env': {
     value: 'NAME=secret/key',

@@ -23,6 +23,11 @@ export const DEFAULTS = {
   cliBackend: 'local',
   /** The default runner image: the k6 release this project pins. */
   runnerImage: `grafana/k6:${PINNED_K6_VERSION.replace(/^v/, '')}`,
+  /**
+   * The image of each runner Pod's interval receiver (a Node program, latency per interval):
+   * Node 24, Debian slim; `none` turns the receiver off.
+   */
+  intervalReceiverImage: 'node:24-slim',
   /** How runner Pods are spread over nodes. */
   spread: 'one-per-node',
   /** When the run's Kubernetes objects are deleted. */

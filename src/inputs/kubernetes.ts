@@ -29,6 +29,7 @@ export const KUBERNETES_INPUTS = [
   'context',
   'namespace',
   'runner-image',
+  'interval-receiver-image',
   'env',
   'secret-env',
   'node-selector',
@@ -57,6 +58,8 @@ export interface KubernetesInputs extends PodOptions {
   context?: string;
   namespace?: string;
   image: string;
+  /** The interval receiver's image; undefined when turned off (`none`). */
+  receiverImage?: string;
   env: RunnerEnv[];
   nodeSelector: Record<string, string>;
   tolerations: V1Toleration[];
@@ -118,6 +121,7 @@ const RESOURCES_EXAMPLE = '{requests: {cpu: "2", memory: 2Gi}, limits: {memory: 
 /** The single-value inputs, by input name. */
 const scalarInputs = z.object({
   'runner-image': z.string().default(DEFAULTS.runnerImage),
+  'interval-receiver-image': z.string().default(DEFAULTS.intervalReceiverImage),
   spread: oneOf(['one-per-node', 'even', 'none']).default(DEFAULTS.spread),
   cleanup: oneOf(['always', 'on-success', 'never']).default(DEFAULTS.cleanup),
   'schedule-timeout': positiveSeconds.default(DEFAULTS.scheduleTimeoutS),
@@ -217,8 +221,10 @@ export function parseKubernetesInputs(
     }
     env.push({ name: variable, secret: ref.slice(0, slash), key: ref.slice(slash + 1) });
   }
+  const receiverImage = scalars['interval-receiver-image'];
   const inputs: KubernetesInputs = {
     image: scalars['runner-image'],
+    ...(receiverImage === 'none' ? {} : { receiverImage }),
     env,
     nodeSelector: qualifiedMap(name('node-selector'), text('node-selector'), true),
     tolerations:
@@ -279,6 +285,7 @@ export function kubernetesBackendOptions(
   return {
     ...run,
     image: inputs.image,
+    ...(inputs.receiverImage ? { receiverImage: inputs.receiverImage } : {}),
     placement: { nodeSelector: inputs.nodeSelector, tolerations: inputs.tolerations, spread: inputs.spread },
     ...(inputs.resources ? { resources: inputs.resources } : {}),
     ...(inputs.barrierResources ? { barrierResources: inputs.barrierResources } : {}),

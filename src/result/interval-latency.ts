@@ -25,9 +25,14 @@ export interface IntervalLatencyOptions {
   pushIntervalMs: number;
 }
 
-/** One delta: the samples a series got between two pushes. */
-interface Delta {
+/**
+ * One delta: the samples a series (or, from a receiver in a runner Pod, every matching series of
+ * one push) got between two pushes, for one tracked metric.
+ */
+export interface IntervalDelta {
+  /** The tracked metric key, e.g. `http_req_duration{expected_response:true}`. */
   key: string;
+  /** The span the samples fell in, epoch ms (the previous push's and this push's sample times). */
   fromMs: number;
   toMs: number;
   h: NativeHistogram;
@@ -120,7 +125,7 @@ export class IntervalLatencyRecorder {
   readonly #pushIntervalMs: number;
   /** The last push of every (runner, series). */
   readonly #last = new Map<string, NativeHistogram>();
-  readonly #deltas: Delta[] = [];
+  readonly #deltas: IntervalDelta[] = [];
   #schema: number | undefined;
 
   constructor(options: IntervalLatencyOptions) {
@@ -161,6 +166,30 @@ export class IntervalLatencyRecorder {
             seconds: s.labels.__name__ === spec.names[0],
           });
       }
+    }
+  }
+
+  /**
+   * Takes out the deltas recorded since the last call, in push order: a receiver in a runner Pod
+   * merges each push's by key and prints them at its end (interval-lines.ts).
+   */
+  drain(): IntervalDelta[] {
+    return this.#deltas.splice(0);
+  }
+
+  /**
+   * Takes deltas recorded elsewhere (a runner Pod's receiver), their times moved by `shiftMs`
+   * (from the runner's node clock to this machine's, ms). Keys not tracked here are kept: they
+   * were tracked where they were recorded, from the same thresholds.
+   * @throws Error when a delta's schema differs from the ones before (they could not be added).
+   */
+  addDeltas(deltas: readonly IntervalDelta[], shiftMs = 0): void {
+    for (const d of deltas) {
+      this.#schema ??= d.h.schema;
+      if (d.h.schema !== this.#schema)
+        throw new Error(`native histograms of schema ${this.#schema} and ${d.h.schema} cannot be added`);
+      if (!this.#specs.some((s) => s.key === d.key)) this.#specs.push({ key: d.key, names: [], tags: [] });
+      this.#deltas.push({ ...d, fromMs: d.fromMs + shiftMs, toMs: d.toMs + shiftMs });
     }
   }
 

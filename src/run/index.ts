@@ -200,7 +200,7 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
   const { backend, preflight: pre, log, signal } = options;
   const clock = options.clock ?? realClock;
   const stopTimeoutS = options.stopTimeoutS ?? 30;
-  // Latency per interval: the runners push histograms to a receiver here (local backend only).
+  // Latency per interval: the runners push histograms to a receiver (here, or in each runner Pod).
   const intervals = await startIntervalMetrics(options.plan, { backend: backend.name, ...pre, log });
   const plan = intervals?.plan ?? options.plan;
   try {
@@ -271,7 +271,15 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
       log,
       ...(signal ? { signal } : {}),
     });
-    const collected = await collectThenClean(launched.runners, backend, log, options.workDir);
+    // The runners' own receivers' deltas (Kubernetes), read beside the summaries, before the
+    // cleanup removes their Pods.
+    const collected = await collectThenClean(
+      launched.runners,
+      backend,
+      log,
+      options.workDir,
+      intervals?.gather(launched.runners),
+    );
     // As in k6, the test's duration holds setup() and teardown() (k6 marks the start before setup
     // and the end after teardown): counters' rates are over it.
     const durationS =
@@ -305,15 +313,21 @@ export async function runDistributed(options: RunOptions): Promise<RunResult> {
 
 /**
  * Collect stage, then the backend's cleanup: every summary is read before anything is cleaned up
- * (the files and Pod logs go with the cleanup).
+ * (the files and Pod logs go with the cleanup), and so is whatever `alsoBeforeCleanup` reads (the
+ * runners' interval receivers' logs), beside it. Never rejects for `alsoBeforeCleanup`'s sake: it
+ * never rejects (IntervalMetrics.gather).
  */
 async function collectThenClean(
   runners: readonly Runner[],
   backend: Backend,
   log: Logger,
   workDir: string | undefined,
+  alsoBeforeCleanup?: Promise<void>,
 ): Promise<Collected> {
-  const collected = await collectAll(runners, backend.name === 'local' ? workDir : undefined);
+  const [collected] = await Promise.all([
+    collectAll(runners, backend.name === 'local' ? workDir : undefined),
+    alsoBeforeCleanup,
+  ]);
   if (collected.fromExport.length > 0) {
     log.info(
       `runner ${collected.fromExport.join(', ')}: no compact summary (its handleSummary did not finish), k6's summary export read instead`,

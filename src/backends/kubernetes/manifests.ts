@@ -1,8 +1,23 @@
-import type { V1ConfigMap, V1Pod, V1Toleration } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1Container,
+  V1Pod,
+  V1SecurityContext,
+  V1Toleration,
+} from '@kubernetes/client-node';
 import { SUMMARY_OUT_ENV } from '../../k6/entry.ts';
-import { type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
+import { intervalMetricsEnv, type RunnerPlan, type RunPlan, runnerArgs, runnerEnv } from '../../plan.ts';
 import { barrierRunArgs, barrierScript } from './barrier/script.ts';
-import { BARRIER_PORT, CONTAINERS, LABELS, PATHS, REST_PORT, runName, VOLUMES } from './names.ts';
+import {
+  BARRIER_PORT,
+  CONTAINERS,
+  LABELS,
+  PATHS,
+  RECEIVER_PORT,
+  REST_PORT,
+  runName,
+  VOLUMES,
+} from './names.ts';
 import type { Resources, RunObjectOptions } from './options.ts';
 import { applyPodPatch, CONTAINER_SECURITY, POD_SECURITY } from './pod-patch.ts';
 
@@ -26,6 +41,9 @@ import { applyPodPatch, CONTAINER_SECURITY, POD_SECURITY } from './pod-patch.ts'
  *   barrier nor the monitor polls the runners through the API server. (An HTTP readinessProbe
  *   cannot carry the barrier: k6's `/v1/status` answers 200 at every status, and no k6 endpoint
  *   fails before status 4.)
+ * With the interval receiver (`receiverImage`), a third container comes last: `interval-receiver`,
+ * Node on receiver/main.ts, which takes k6's per-interval histograms on 127.0.0.1 and prints them
+ * once k6 is gone ({@link receiverContainer}).
  */
 
 /**
@@ -38,12 +56,31 @@ export const BARRIER_RESOURCES: Resources = {
   limits: { memory: '256Mi' },
 };
 
+/**
+ * Resources of the interval receiver (receiver/main.ts): Node idle but for one push a second at
+ * most, holding a few hundred bytes per push.
+ */
+export const RECEIVER_RESOURCES: Resources = {
+  requests: { cpu: '10m', memory: '48Mi' },
+  limits: { memory: '256Mi' },
+};
+
 /** The largest archive a ConfigMap holds: the API server refuses objects over 1 MiB (etcd's request limit is ~1.5 MiB). */
 export const MAX_ARCHIVE_BYTES = 1024 * 1024 - 16 * 1024;
 
 /** Everything the manifests need: the run's object options and its plan. */
 export interface RunSpec extends RunObjectOptions {
   plan: RunPlan;
+  /**
+   * The interval receiver's program (receiver/script.ts), when the run has one: with
+   * `receiverImage` and the plan's `intervalMetrics`, each runner Pod gets the receiver.
+   */
+  receiverScript?: string;
+}
+
+/** Whether the run's Pods have an interval receiver: its image, its program and a plan that pushes. */
+export function hasReceiver(spec: RunSpec): boolean {
+  return Boolean(spec.receiverImage && spec.receiverScript && spec.plan.intervalMetrics);
 }
 
 /** Labels of every object of the run. */
@@ -64,7 +101,11 @@ export function archiveConfigMap(spec: RunSpec, archive: Buffer): V1ConfigMap {
     metadata: { name: runName(spec.runId), namespace: spec.namespace, labels: runLabels(spec) },
     // The runners' k6 options from plan.ts (runnerEnv: the quantile grid, about 9 KB), here once
     // rather than in every runner Pod (see runnerPod).
-    data: { 'barrier.js': barrierScript(), ...runnerEnv(spec.plan) },
+    data: {
+      'barrier.js': barrierScript(),
+      ...(hasReceiver(spec) ? { 'interval-receiver.cjs': spec.receiverScript! } : {}),
+      ...runnerEnv(spec.plan),
+    },
     binaryData: { 'archive.tar': archive.toString('base64') },
   };
 }
@@ -161,6 +202,9 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     ),
     // The `-e` values last: they win, as in k6. In the Pod's environment, never in its args.
     ...Object.entries(spec.plan.env ?? {}).map(([name, value]) => ({ name, value })),
+    // But for the output that feeds the interval receiver: its URL, and the user's K6_FEATURES
+    // with `native-histograms` added.
+    ...(hasReceiver(spec) ? receiverEnv(spec, runner.index) : []),
   ];
   const pod: V1Pod = {
     apiVersion: 'v1',
@@ -215,6 +259,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
             { name: 'K6_NO_USAGE_REPORT', value: 'true' },
             // One VU polling loopback: one Go thread costs about a third less CPU than one per core.
             { name: 'GOMAXPROCS', value: '1' },
+            // It says ready once the interval receiver listens too (barrier/script.ts).
+            ...(hasReceiver(spec) ? [{ name: 'K6D_RECEIVER_PORT', value: String(RECEIVER_PORT) }] : []),
             { name: 'TMPDIR', value: PATHS.workDir },
           ],
           resources: spec.barrierResources ?? BARRIER_RESOURCES,
@@ -224,6 +270,8 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
             { name: VOLUMES.work, mountPath: PATHS.workDir },
           ],
         },
+        // Last: its start is not on the way to k6's (the kubelet starts them in order).
+        ...(hasReceiver(spec) ? [receiverContainer(spec, securityContext)] : []),
       ],
       volumes: [
         { name: VOLUMES.archive, configMap: { name: runName(spec.runId) } },
@@ -232,4 +280,48 @@ export function runnerPod(spec: RunSpec, runner: RunnerPlan, owner: { name: stri
     },
   };
   return spec.podPatch ? applyPodPatch(pod, spec.podPatch, spec.podPatchInput ?? 'pod-patch') : pod;
+}
+
+/**
+ * The runner's k6 environment that points its `experimental-prometheus-rw` output at the Pod's
+ * interval receiver on 127.0.0.1 (plan.ts `intervalMetricsEnv`), with the user's `K6_FEATURES`
+ * (an `-e` value, or a plain `env` value) kept.
+ */
+function receiverEnv(spec: RunSpec, index: number): Array<{ name: string; value: string }> {
+  const own = spec.env?.find((e) => e.name === 'K6_FEATURES' && 'value' in e);
+  const features = spec.plan.env?.K6_FEATURES ?? (own && 'value' in own ? own.value : undefined);
+  const plan = {
+    ...spec.plan,
+    intervalMetrics: { ...spec.plan.intervalMetrics!, url: `http://127.0.0.1:${RECEIVER_PORT}` },
+  };
+  return Object.entries(intervalMetricsEnv(plan, index, features)).map(([name, value]) => ({ name, value }));
+}
+
+/**
+ * The interval receiver: a regular container, last in the Pod, running `node` on its program from
+ * the run's ConfigMap. Not a native sidecar (an init container with `restartPolicy: Always`): the
+ * kubelet starts the containers after one only at its next look at the Pod (its relist, 1 s),
+ * measured at about 1 s more per run; the end a sidecar would get in order (after k6) the
+ * receiver waits for itself (receiver/main.ts). Last, so that its start is not on the way to k6's
+ * (the kubelet starts a Pod's containers one after another): k6 stays paused until every runner is
+ * ready, which takes longer; a receiver that still began after its runner's test had started says
+ * so, and the series is dropped with a warning. An image that cannot be pulled does not block the
+ * runner: its log is then missing, which costs the per-interval series only (receiver/collect.ts).
+ */
+function receiverContainer(spec: RunSpec, securityContext: V1SecurityContext): V1Container {
+  const rw = spec.plan.intervalMetrics!;
+  return {
+    name: CONTAINERS.receiver,
+    image: spec.receiverImage!,
+    command: ['node', PATHS.receiverScript],
+    env: [
+      { name: 'K6D_IV_PORT', value: String(RECEIVER_PORT) },
+      { name: 'K6D_IV_RUNNER_PORT', value: String(REST_PORT) },
+      { name: 'K6D_IV_METRICS', value: JSON.stringify(rw.metrics ?? []) },
+      { name: 'K6D_IV_PUSH_MS', value: String(rw.pushIntervalMs) },
+    ],
+    resources: RECEIVER_RESOURCES,
+    securityContext,
+    volumeMounts: [{ name: VOLUMES.archive, mountPath: PATHS.archiveDir, readOnly: true }],
+  };
 }

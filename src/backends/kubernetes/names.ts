@@ -24,11 +24,18 @@ export const REST_PORT = 6565;
  */
 export const BARRIER_PORT = 6566;
 
+/**
+ * The port of the interval receiver (receiver/main.ts) inside the runner Pod, on 127.0.0.1 only:
+ * the runner's k6 pushes its histograms there (`K6_PROMETHEUS_RW_SERVER_URL`).
+ */
+export const RECEIVER_PORT = 6567;
+
 /** Where the archive and the scratch folder are mounted in a runner's container. */
 export const PATHS = {
   archiveDir: '/k6d/archive',
   archive: '/k6d/archive/archive.tar',
   barrierScript: '/k6d/archive/barrier.js',
+  receiverScript: '/k6d/archive/interval-receiver.cjs',
   workDir: '/k6d/work',
 } as const;
 
@@ -36,7 +43,7 @@ export const PATHS = {
 export const VOLUMES = { archive: 'archive', work: 'work' } as const;
 
 /** The container names of a runner Pod. */
-export const CONTAINERS = { k6: 'k6', barrier: 'barrier' } as const;
+export const CONTAINERS = { k6: 'k6', barrier: 'barrier', receiver: 'interval-receiver' } as const;
 
 /** The name of the run's ConfigMap (and the prefix of its Pods, `<name>-<runner index>`). */
 export function runName(runId: string): string {

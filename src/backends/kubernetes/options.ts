@@ -49,6 +49,12 @@ export interface PodOptions {
   podAnnotations?: Record<string, string>;
   /** Pod `spec.priorityClassName`. */
   priorityClassName?: string;
+  /**
+   * Image of each runner Pod's interval receiver (a container running `node`, receiver/main.ts)
+   * that records latency per interval; undefined: no receiver, the timeline keeps its since-start
+   * band.
+   */
+  receiverImage?: string;
   /** Resources of the barrier container (default: `BARRIER_RESOURCES` of manifests.ts). */
   barrierResources?: Resources;
   /**

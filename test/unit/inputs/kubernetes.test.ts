@@ -213,3 +213,27 @@ describe('actions/run/action.yml', () => {
     expect([...declared].sort()).toEqual([...RUN_ACTION_INPUTS].sort());
   });
 });
+
+describe('the interval-receiver-image input', () => {
+  const options = (inputs: ReturnType<typeof action>) =>
+    kubernetesBackendOptions(inputs, {
+      kc: new KubeConfig(),
+      namespace: 'load',
+      runId: 'rtest',
+      log: { info() {}, warning() {}, error() {}, debug() {} },
+    });
+
+  it('defaults to a public Node image, takes another, and none turns the receiver off', () => {
+    expect(options(action({ script: 'a.js' })).receiverImage).toBe(DEFAULTS.intervalReceiverImage);
+    expect(DEFAULTS.intervalReceiverImage).toBe('node:24-slim');
+    expect(
+      options(action({ script: 'a.js', 'interval-receiver-image': 'mirror.example/node:24' })).receiverImage,
+    ).toBe('mirror.example/node:24');
+    expect(
+      options(action({ script: 'a.js', 'interval-receiver-image': 'none' })).receiverImage,
+    ).toBeUndefined();
+    expect(
+      flags('--backend', 'kubernetes', '--interval-receiver-image', 'none')!.receiverImage,
+    ).toBeUndefined();
+  });
+});

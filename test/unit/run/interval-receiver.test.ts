@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Runner, RunnerIntervals } from '../../../src/backends/backend.ts';
+import type { Threshold } from '../../../src/k6/thresholds-parser.ts';
 import { TIMELINE_SCHEMA, type Timeline } from '../../../src/result/timeline-schema.ts';
 import { startIntervalMetrics } from '../../../src/run/interval-receiver.ts';
 import { planRun } from '../../../src/run/plan.ts';
@@ -51,7 +53,7 @@ describe('the interval receiver', () => {
     }
   });
 
-  it("gives way to the user's own remote-write output, and is local only", async () => {
+  it("gives way to the user's own remote-write output; on Kubernetes it leaves the receiving to the runner Pods", async () => {
     const log = recordingLogger();
     const own = planRun({
       runners: 1,
@@ -64,8 +66,73 @@ describe('the interval receiver', () => {
     ).toBeUndefined();
     expect(log.lines.join('\n')).toMatch(/keeps its URL/);
     const plain = planRun({ runners: 1, maxVUs: 1, userRunArgs: [], tags: {} });
-    expect(
-      await startIntervalMetrics(plain, { backend: 'kubernetes', totalDurationS: 10, thresholds: [], log }),
-    ).toBeUndefined();
+    const remote = await startIntervalMetrics(plain, {
+      backend: 'kubernetes',
+      totalDurationS: 10,
+      thresholds: [{ metric: 'http_req_duration{name:a}' } as Threshold],
+      log,
+    });
+    // No server here: each runner Pod's receiver takes the pushes, the backend sets the URL.
+    expect(remote!.plan.intervalMetrics).toEqual({
+      url: 'http://127.0.0.1',
+      pushIntervalMs: 20,
+      metrics: ['http_req_duration{name:a}'],
+    });
+  });
+
+  it("on Kubernetes, gathers every runner's deltas, or drops the series with one warning naming the runners that failed", async () => {
+    const plain = planRun({ runners: 2, maxVUs: 2, userRunArgs: [], tags: {} });
+    const h = {
+      timestampMs: 0,
+      count: 4,
+      sum: 0.04,
+      schema: 3,
+      zeroThreshold: 0,
+      zeroCount: 0,
+      buckets: new Map([[-53, 4]]),
+    };
+    const delta = {
+      key: 'http_req_duration{expected_response:true}',
+      fromMs: 1_000,
+      toMs: 1_020,
+      seconds: true,
+      h,
+    };
+    const runner = (got: RunnerIntervals) => ({ intervalDeltas: async () => got }) as unknown as Runner;
+
+    const log = recordingLogger();
+    const ok = await startIntervalMetrics(plain, {
+      backend: 'kubernetes',
+      totalDurationS: 10,
+      thresholds: [],
+      log,
+    });
+    await ok!.gather([
+      runner({ deltas: [delta] }),
+      runner({ deltas: [{ ...delta, fromMs: 1_300, toMs: 1_320 }] }),
+    ]);
+    const latency = ok!.finish(timeline, 1_000).latency!;
+    expect(latency.metrics[0]!.points.map((p) => [p.tS, p.count])).toEqual([
+      [0.2, 4],
+      [0.4, 4],
+    ]);
+    expect(log.lines).toEqual([]);
+
+    const failed = await startIntervalMetrics(plain, {
+      backend: 'kubernetes',
+      totalDurationS: 10,
+      thresholds: [],
+      log,
+    });
+    await failed!.gather([
+      runner({ deltas: [delta] }),
+      runner({ missing: "runner 1's interval receiver printed no end line" }),
+    ]);
+    expect(failed!.finish(timeline, 1_000)).toBe(timeline);
+    expect(log.lines).toEqual([
+      expect.stringMatching(
+        /timeline: no latency per interval .*runner 1's interval receiver printed no end line/,
+      ),
+    ]);
   });
 });

@@ -26,6 +26,14 @@ export const BARRIER_LINE = {
   end: 'k6d-end',
 } as const;
 
+/**
+ * How long a barrier container waits, once its runner is ready, for the Pod's interval receiver to
+ * listen (`K6D_RECEIVER_PORT` in its environment) before it says ready anyway, in ms: the receiver
+ * starts beside k6, off the way to k6's start, and is then seldom the last; one that comes after
+ * the start says so (receiver/main.ts), which costs the per-interval series only.
+ */
+export const RECEIVER_WAIT_MS = 10_000;
+
 /** How many `k6d-clock` lines a barrier container prints at most (one a period while it waits). */
 export const CLOCK_LINES = 10;
 
@@ -81,7 +89,8 @@ export function barrierRunArgs(address = `0.0.0.0:${BARRIER_PORT}`): string[] {
  * while the test runs, and the end, when it exits 0. When the runner's REST API answered once and
  * then stays gone for 2 s (the runner exited), it fails (exit 108) instead. The loopback polls cost
  * the API server nothing; the orchestrator follows this container's log, one request per runner for
- * the whole run.
+ * the whole run. With `K6D_RECEIVER_PORT` in its environment, it says ready only once the Pod's
+ * interval receiver also answers on that port, or {@link RECEIVER_WAIT_MS} after the runner was.
  * @param port the runner's REST API port on 127.0.0.1 (a test runs it beside a local k6).
  * @param mailboxPort the barrier's own REST API port on 127.0.0.1 ({@link barrierRunArgs}).
  */
@@ -93,6 +102,14 @@ export const options = {
   scenarios: { barrier: { executor: 'shared-iterations', vus: 1, iterations: 1, maxDuration: '8760h' } },
 };
 const STATUS = 'http://127.0.0.1:${port}/v1/status';
+const RECEIVER = __ENV.K6D_RECEIVER_PORT ? 'http://127.0.0.1:' + __ENV.K6D_RECEIVER_PORT + '/' : '';
+let receiverSince = 0;
+function receiverUp(now) {
+  if (!RECEIVER) return true;
+  receiverSince = receiverSince || now;
+  if (now - receiverSince > ${RECEIVER_WAIT_MS}) return true;
+  return http.get(RECEIVER, { timeout: '500ms' }).status > 0;
+}
 const MAILBOX = 'http://127.0.0.1:${mailboxPort}/v1/setup';
 // What the orchestrator put in this k6's setup data: the start instant (epoch ms), and when the
 // test can first end (then its end is looked for every ${END_POLL_MS} ms); undefined before.
@@ -145,7 +162,7 @@ export default function () {
       seen = true;
       goneSince = 0;
       const status = r.json('data.attributes.status');
-      if (status >= 4 && !ready) {
+      if (status >= 4 && !ready && receiverUp(now)) {
         ready = true;
         console.log('${BARRIER_LINE.ready} ' + now);
       } else if (ready && !started && status === 4 && clocks < ${CLOCK_LINES}) {

@@ -199,3 +199,65 @@ describe('run action inputs', () => {
     expect(() => inputs(values)).toThrowError(message);
   });
 });
+
+describe('the interval receiver', () => {
+  const withReceiver = {
+    ...spec,
+    env: [...spec.env, { name: 'K6_FEATURES', value: 'some-feature' }],
+    receiverImage: 'node:24-slim',
+    receiverScript: '/* receiver */',
+    plan: {
+      ...spec.plan,
+      intervalMetrics: {
+        url: 'http://127.0.0.1',
+        pushIntervalMs: 100,
+        metrics: ['http_req_duration{name:a}'],
+      },
+    },
+  };
+
+  it("is the Pod's last container (its start not on the way to k6's), running node on its program from the run's ConfigMap, hardened as the others", () => {
+    const pod = runnerPod(withReceiver, withReceiver.plan.runners[1]!, { name: 'k6d-rtest1', uid: 'u-1' })
+      .spec!;
+    expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier', 'interval-receiver']);
+    expect(pod.initContainers).toBeUndefined();
+    const [k6, , receiver] = pod.containers;
+    expect(receiver).toMatchObject({
+      name: 'interval-receiver',
+      image: 'node:24-slim',
+      command: ['node', '/k6d/archive/interval-receiver.cjs'],
+    });
+    expect(receiver!.env).toContainEqual({ name: 'K6D_IV_METRICS', value: '["http_req_duration{name:a}"]' });
+    expect(receiver!.env).toContainEqual({ name: 'K6D_IV_PUSH_MS', value: '100' });
+    expect(receiver!.env).toContainEqual({ name: 'K6D_IV_RUNNER_PORT', value: '6565' });
+    expect(receiver!.securityContext).toEqual(k6!.securityContext);
+    // The barrier says ready once it listens too.
+    expect(pod.containers[1]!.env).toContainEqual({ name: 'K6D_RECEIVER_PORT', value: '6567' });
+    expect(archiveConfigMap(withReceiver, Buffer.from('tar')).data!['interval-receiver.cjs']).toBe(
+      '/* receiver */',
+    );
+  });
+
+  it("points the runner's remote-write output at it on loopback, the user's K6_FEATURES kept", () => {
+    const pod = runnerPod(withReceiver, withReceiver.plan.runners[1]!, { name: 'k6d-rtest1', uid: 'u-1' })
+      .spec!;
+    const k6 = pod.containers.find((c) => c.name === 'k6')!;
+    expect(k6.command).toContain('experimental-prometheus-rw');
+    expect(k6.env).toContainEqual({ name: 'K6_PROMETHEUS_RW_SERVER_URL', value: 'http://127.0.0.1:6567/1' });
+    // Last, so that it wins over the user's own value, which it holds.
+    const features = k6.env!.filter((e) => e.name === 'K6_FEATURES');
+    expect(features.at(-1)).toEqual({ name: 'K6_FEATURES', value: 'some-feature,native-histograms' });
+  });
+
+  it('is absent without an image or a program, and then nothing pushes', () => {
+    for (const off of [
+      { ...withReceiver, receiverImage: undefined },
+      { ...withReceiver, receiverScript: undefined },
+    ]) {
+      const pod = runnerPod(off, off.plan.runners[0]!, { name: 'k6d-rtest1', uid: 'u-1' }).spec!;
+      expect(pod.containers.map((c) => c.name)).toEqual(['k6', 'barrier']);
+      expect(pod.containers[0]!.env!.map((e) => e.name)).not.toContain('K6_PROMETHEUS_RW_SERVER_URL');
+      expect(archiveConfigMap(off, Buffer.from('tar')).data!['interval-receiver.cjs']).toBeUndefined();
+    }
+  });
+});

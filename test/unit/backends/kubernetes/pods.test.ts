@@ -86,6 +86,25 @@ describe('Pod states', () => {
     expect(classifyPod(running)).toEqual({ kind: 'pending', pod: 'p' });
   });
 
+  it('never fails a runner for its interval receiver: not pulled, or killed', () => {
+    const pod = (receiver: object, phase = 'Running') => ({
+      metadata: { name: 'p' },
+      status: {
+        phase,
+        containerStatuses: [
+          { ...containerStatus(receiver), name: 'interval-receiver' },
+          containerStatus({ running: {} }),
+          { ...containerStatus({ running: {} }), name: 'barrier' },
+        ],
+      },
+    });
+    // A container that waits keeps the Pod Pending (kubelet getPhase) while k6 runs.
+    const pull = pod({ waiting: { reason: 'ImagePullBackOff', message: 'x' } }, 'Pending');
+    expect(classifyPod(pull)).toMatchObject({ kind: 'running', pod: 'p' });
+    const killed = pod({ terminated: { exitCode: 137, reason: 'Error' } });
+    expect(classifyPod(killed)).toMatchObject({ kind: 'running', pod: 'p' });
+  });
+
   it('tells unschedulable, image pull errors, OOM kills and exit codes apart', () => {
     expect(
       classifyPod({
