@@ -1,6 +1,6 @@
 /**
  * Latency per interval on Kubernetes: real runs on the test cluster's real kubelets (each runner
- * Pod's interval receiver, a native sidecar on the Node image test/cluster/build.sh makes), against
+ * Pod's interval receiver, its last container, on the Node image test/cluster/build.sh makes), against
  * a step target on the pod network's gateway (10–15 ms for half the test, then 40–60 ms). k6's raw
  * samples stay in the Pods, so each VU keeps its own record of its requests (when each ended, and
  * k6's `timings.duration`, the value k6 records) and posts it to the target: each interval's

@@ -14,7 +14,7 @@ import { percentile, type StepTarget, startStepTarget } from '../support/step-ta
 import { leftovers } from './support/objects.ts';
 
 // Latency per interval on Kubernetes, end to end on the test cluster's real kubelets and
-// containerd: each runner Pod's interval receiver (a native sidecar running the Node image that
+// containerd: each runner Pod's interval receiver (its last container, running the Node image that
 // test/cluster/build.sh makes under the input's default name) takes its k6's native histograms,
 // prints them at its end, and the run's timeline gets them. The target, on the pod network's
 // gateway, answers in 10 to 15 ms for the first 10 s of the test and in 40 to 60 ms after; it records when
