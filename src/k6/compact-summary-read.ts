@@ -72,9 +72,8 @@ function layoutOf(statsJson: string): CompactLayout {
 /** The compact summary's text up to its stats list, and the marks around its parts. */
 const HEAD = `{\n "format": "${COMPACT_SUMMARY_FORMAT}",\n "stats": `;
 const METRICS_MARK = ',\n "metrics": {';
-const TRENDS_MARK = ',\n "trends": "';
-/** Base64 decoded per slice of this many characters (a multiple of 4): small strings stay in V8's young generation. */
-const SLICE = 1 << 16;
+const TRENDS_MARK = ',\n "trends": [\n';
+const TRENDS_END = '\n ]\n}';
 
 /** A summary's bytes or text, read the same way (the bytes stay bytes but for the small head). */
 interface Source {
@@ -112,7 +111,7 @@ function sourceOf(input: string | Uint8Array): Source {
 /**
  * Reads a compact runner summary (`compactSummary` in src/k6/compact-summary.ts) from its text or
  * its UTF-8 bytes: the head (metrics and groups) by JSON.parse, the stats list only when it is not
- * the previous runner's, and the trends' base64 line decoded in slices straight into one
+ * the previous runner's, and the trends' base64 lines decoded one by one straight into one
  * Float64Array whose rows the trends' grids view.
  * @returns undefined when the input does not start as a compact summary of this format does (then
  *   it is k6's export, or another format: see `parseRunnerSummary`).
@@ -123,16 +122,27 @@ export function readCompactSummary(input: string | Uint8Array): RunnerSummary | 
   if (src.length < HEAD.length || src.text(0, HEAD.length) !== HEAD) return undefined;
   const metricsAt = src.indexOf(METRICS_MARK, HEAD.length);
   const trendsAt = metricsAt < 0 ? -1 : src.indexOf(TRENDS_MARK, metricsAt);
-  const end = src.lastIndexOf('"');
-  if (metricsAt < 0 || trendsAt < metricsAt || end < trendsAt + TRENDS_MARK.length)
-    throw new Error('compact summary is cut short: no "metrics" or no "trends" line');
+  const end = src.lastIndexOf(TRENDS_END);
+  if (metricsAt < 0 || trendsAt < metricsAt || end < trendsAt + TRENDS_MARK.length - 1)
+    throw new Error('compact summary is cut short: no "metrics" or no "trends" lines');
   const layout = layoutOf(src.text(HEAD.length, metricsAt));
   const head = JSON.parse(`{${src.text(metricsAt + 2, trendsAt)}}`) as Raw;
-  const start = trendsAt + TRENDS_MARK.length;
-  return assemble(layout, head, end - start, (into) => {
+  // The base64 strings, one a line (`  "…",`), each decoded on its own (all but the last are a
+  // multiple of 4 characters long).
+  const lines: Array<[number, number]> = [];
+  let chars = 0;
+  for (let at = trendsAt + TRENDS_MARK.length; at < end; ) {
+    const open = src.indexOf('"', at);
+    const close = open < 0 ? -1 : src.indexOf('"', open + 1);
+    if (open < 0 || close < 0 || close > end)
+      throw new Error('compact summary\'s "trends" lines are cut short');
+    lines.push([open + 1, close]);
+    chars += close - open - 1;
+    at = close + 1;
+  }
+  return assemble(layout, head, chars, (into) => {
     let written = 0;
-    for (let at = start; at < end; at += SLICE)
-      written += src.base64(at, Math.min(end, at + SLICE), into, written);
+    for (const [from, to] of lines) written += src.base64(from, to, into, written);
     return written;
   });
 }
@@ -144,14 +154,14 @@ export function readCompactSummary(input: string | Uint8Array): RunnerSummary | 
  */
 export function compactFromDocument(doc: Raw): RunnerSummary {
   if (!Array.isArray(doc.stats)) throw new Error('compact summary has no "stats" list');
-  const trends = typeof doc.trends === 'string' ? doc.trends : '';
+  const trends = Array.isArray(doc.trends) ? doc.trends.join('') : '';
   return assemble(compactLayout(doc.stats.map(String)), doc, trends.length, (into) =>
     into.write(trends, 0, 'base64'),
   );
 }
 
 /**
- * The summary of a compact head (`metrics`, `root_group`) and its trends' base64 line of `chars`
+ * The summary of a compact head (`metrics`, `root_group`) and its trends' base64 lines, `chars` in all
  * characters, which `decode` writes into the rows' bytes (returning how many it wrote).
  */
 function assemble(
@@ -167,10 +177,10 @@ function assemble(
   const values = rowsOf(rows * layout.size);
   const shape = `${rows} trends × ${layout.size} stats`;
   if (chars !== Math.ceil(values.byteLength / 3) * 4)
-    throw new Error(`compact summary's trends line has ${chars} characters for ${shape}`);
+    throw new Error(`compact summary's trends lines have ${chars} characters for ${shape}`);
   const written = decode(Buffer.from(values.buffer, values.byteOffset, values.byteLength));
   if (written !== values.byteLength)
-    throw new Error(`compact summary's trends line holds ${written} bytes for ${shape}`);
+    throw new Error(`compact summary's trends lines hold ${written} bytes for ${shape}`);
   const metrics: Record<string, RunnerMetric> = {};
   for (const name of names) metrics[name] = compactMetric(name, rawMetrics[name]!, layout, values, rows);
   return runnerSummary(metrics, (head.root_group ?? {}) as Raw, false);

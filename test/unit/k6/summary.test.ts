@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { extractSummary } from '../../../src/backends/kubernetes/log-summary.ts';
 import { compactSummary } from '../../../src/k6/compact-summary.ts';
 import { COMPACT_SUMMARY_FORMAT, parseRunnerSummary } from '../../../src/k6/summary.ts';
+import { QUANTILE_GRID } from '../../../src/result/quantile-grid.ts';
 import { mergePercentiles } from '../../../src/result/quantiles.ts';
 
 /** What k6/encoding's b64encode does inside k6. */
@@ -138,13 +140,46 @@ describe('parseRunnerSummary', () => {
     expect(grid(reordered, 'other')).toEqual([2, 5, 6, 5.5, 0.5, 5.5, 0.9, 5.9]);
   });
 
-  it('refuses a compact summary whose trends line is cut or missing, and one of another format', () => {
+  it('writes no line over 16 KiB (a container runtime splits longer ones), and reads a real-sized one back through a Pod log', () => {
+    // 20 trends × the real grid, as a runner of a script with thresholds on submetrics writes it.
+    const stats = ['count', 'min', 'max', 'avg', ...QUANTILE_GRID.map((q) => `p(${q})`)];
+    const metrics: Record<string, { type: string; contains?: string; values: Record<string, number> }> = {};
+    for (let t = 0; t < 20; t++) {
+      const values: Record<string, number> = { count: 1000 + t, min: 0.5, max: 900, avg: 40 };
+      QUANTILE_GRID.forEach((q, i) => {
+        values[`p(${q})`] = 1 + i * 0.25 + t;
+      });
+      metrics[`trend_${t}`] = { type: 'trend', contains: 'time', values };
+    }
+    const text = compactSummary({ metrics, root_group: {}, options: { summaryTrendStats: stats } }, nodeB64);
+    expect(text.length).toBeGreaterThan(200_000);
+    expect(Math.max(...text.split('\n').map((line) => Buffer.byteLength(line)))).toBeLessThan(16 * 1024);
+    // A k6 log line on stderr lands between two of its lines in the Pod log: set aside, and the
+    // summary reads whole.
+    const lines = text.trimEnd().split('\n');
+    const at = lines.findIndex((line) => line.startsWith('  "')) + 3;
+    const log = [
+      ...lines.slice(0, at),
+      'time="…" level=info msg="Stopping k6 in response to signal..."',
+      ...lines.slice(at),
+    ];
+    const { summary, rest } = extractSummary(log.join('\n'));
+    expect(rest).toContain('Stopping k6');
+    const read = parseRunnerSummary(summary!);
+    const t7 = read.metrics.trend_7!;
+    expect(t7.type === 'trend' && [t7.count, t7.grid.points.length]).toEqual([1007, QUANTILE_GRID.length]);
+  });
+
+  it('refuses a compact summary whose trends lines are cut or missing, and one of another format', () => {
     const text = twoTrends(['count', 'avg', 'min', 'p(50)', 'p(90)', 'max']);
-    const cut = text.replace(/"trends": "(.{8})[^"]*"/, '"trends": "$1"');
-    expect(() => parseRunnerSummary(cut)).toThrow(/trends line has 8 characters for 2 trends × 6 stats/);
-    expect(() => parseRunnerSummary(Buffer.from(text.replace(/,\n "trends": "[^"]*"/, '')))).toThrow(
+    const cut = text.replace(/"trends": \[\n {2}"(.{8})[^"]*"/, '"trends": [\n  "$1"');
+    expect(() => parseRunnerSummary(cut)).toThrow(/trends lines have 8 characters for 2 trends × 6 stats/);
+    expect(() => parseRunnerSummary(Buffer.from(text.replace(/,\n "trends": \[[^\]]*\]/, '')))).toThrow(
       /compact summary is cut short/,
     );
+    // A log cut inside the trends lines (no closing quote on the last one before ` ]`).
+    const open = text.replace(/"\n \]\n\}/, '\n ]\n}');
+    expect(() => parseRunnerSummary(open)).toThrow(/cut short/);
     const older = JSON.stringify({ format: 'k6d-summary/2', stats: [], metrics: {} });
     expect(() => parseRunnerSummary(older)).toThrow(/format k6d-summary\/2, not k6d-summary\/3/);
   });

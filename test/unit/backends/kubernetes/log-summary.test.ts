@@ -37,7 +37,8 @@ describe('runner log', () => {
       '  "iterations": {"type":"counter","values":{"count":3}}',
       ' },',
       ' "root_group": {},',
-      ' "trends": ""',
+      ' "trends": [',
+      ' ]',
       '}',
     ];
     const format = (log: string) => extractSummary(log).format;
