@@ -73,7 +73,7 @@ const LOG_TAIL_CHUNK = 64 * 1024;
 
 /**
  * A local runner's summary, as bytes: its compact summary, else k6's export; undefined when
- * neither can be read. Bytes, not text: the compact summary is nearly all one base64 line, which
+ * neither can be read. Bytes, not text: the compact summary is nearly all base64 lines, which
  * the parser decodes from the bytes (decoding 227 KiB of UTF-8 per runner cost ~85 ms of CPU at
  * 1,000 runners). Read synchronously, on purpose: every runner has ended and nothing else waits,
  * and 1,000 summaries of 227 KiB read in about 0.26 s this way against 0.5–0.9 s with
