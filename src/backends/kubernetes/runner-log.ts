@@ -21,8 +21,11 @@ export const FOLLOW_AFTER_START_MS = 1_000;
 /** How long a followed log of a disrupted runner may take: its Pod's grace period (30 s) and a margin, in ms. */
 export const FOLLOW_TIMEOUT_MS = 60_000;
 
-/** A log follow that failed at once is sent again quickly: the Pod may go soon after. */
-const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
+/**
+ * A runner Pod's log follow that failed at once is sent again quickly: the Pod may go soon after
+ * (the k6 log here, the interval receiver's in receiver/collect.ts).
+ */
+export const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
 
 /** What a kubelet sends instead of a followed log when it cannot watch the file (kubelet `kuberuntime/logs`). */
 const KUBELET_FOLLOW_FAILED = /^failed to create fsnotify watcher/;

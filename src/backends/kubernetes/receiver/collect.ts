@@ -6,15 +6,13 @@ import type { FollowedLog, LogFollower } from '../api-client.ts';
 import { FOLLOW_QUIET_MS } from '../barrier/follow.ts';
 import { CONTAINERS } from '../names.ts';
 import type { PodState } from '../pods.ts';
+import { FOLLOW_RETRY } from '../runner-log.ts';
 
 /**
  * How long the receiver's log follow may take, in ms: the Pod's grace period (30 s, shared by the
  * runner's k6 and then the receiver) and a margin.
  */
 export const RECEIVER_FOLLOW_MS = 45_000;
-
-/** A follow refused at once is sent again quickly: the Pod goes soon after. */
-const FOLLOW_RETRY = { retries: 4, maxRetryTimeMs: 5_000, minTimeoutMs: 100 };
 
 /** What {@link ReceiverLogs} needs. */
 export interface ReceiverLogsOptions {
