@@ -33,6 +33,7 @@ import { median } from '../src/compare/noise.ts';
 import { parseRunConfig } from '../src/config.ts';
 import type { Logger } from '../src/log.ts';
 import { runTest } from '../src/run/index.ts';
+import { DEDICATED_PLACEMENT } from '../test/support/placement.ts';
 import { type ClusterRow, clusterMarkdown, STAGES } from './cluster-report.ts';
 import { diff, requestCounts, startTargetProcess } from './cluster-support.ts';
 
@@ -334,18 +335,7 @@ async function runPhase(phase: Phase, dir: string) {
                 namespace: 'default',
                 runId: `b${Date.now().toString(36)}`,
                 image: 'grafana/k6:2.2.0',
-                placement: {
-                  nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
-                  tolerations: [
-                    {
-                      key: 'k6-distributed.test/dedicated',
-                      operator: 'Equal',
-                      value: 'loadtest',
-                      effect: 'NoSchedule',
-                    },
-                  ],
-                  spread: 'one-per-node',
-                },
+                placement: DEDICATED_PLACEMENT,
                 cleanup: 'always',
                 scheduleTimeoutS: 120,
                 activeDeadlineSeconds: 600,

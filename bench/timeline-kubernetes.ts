@@ -27,6 +27,7 @@ import { DEFAULTS } from '../src/inputs/defaults.ts';
 import { type Logger, silentLogger } from '../src/log.ts';
 import type { RunResult } from '../src/result/schema.ts';
 import { runTest } from '../src/run/index.ts';
+import { DEDICATED_PLACEMENT } from '../test/support/placement.ts';
 import { percentile, type StepTarget, startStepTarget } from '../test/support/step-target.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -97,18 +98,7 @@ async function run(
           runId: `b${Date.now().toString(36)}`,
           image: 'grafana/k6:2.2.0',
           ...(receiverImage ? { receiverImage } : {}),
-          placement: {
-            nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
-            tolerations: [
-              {
-                key: 'k6-distributed.test/dedicated',
-                operator: 'Equal',
-                value: 'loadtest',
-                effect: 'NoSchedule',
-              },
-            ],
-            spread: 'one-per-node',
-          },
+          placement: DEDICATED_PLACEMENT,
           cleanup: 'always',
           scheduleTimeoutS: 60,
           activeDeadlineSeconds: 600,

@@ -13,6 +13,7 @@ import { type RecordingTarget, startNodeTarget } from '../../src/demo/target.ts'
 import type { RunResult } from '../../src/result/schema.ts';
 import { runTest } from '../../src/run/index.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
+import { DEDICATED_PLACEMENT } from '../support/placement.ts';
 
 // The Kubernetes backend driven directly (options the action does not expose yet), against the
 // test cluster's real kubelets and containerd (test/cluster/kubelet-nodes.sh): every runner Pod is
@@ -24,14 +25,6 @@ const REGISTRY = process.env.K6D_REGISTRY!;
 const kc = new KubeConfig();
 let core: CoreV1Api;
 let target: RecordingTarget;
-
-const DEDICATED: KubernetesBackendOptions['placement'] = {
-  nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
-  tolerations: [
-    { key: 'k6-distributed.test/dedicated', operator: 'Equal', value: 'loadtest', effect: 'NoSchedule' },
-  ],
-  spread: 'one-per-node',
-};
 
 beforeAll(async () => {
   kc.loadFromFile(process.env.KUBECONFIG!);
@@ -105,7 +98,7 @@ async function run(
             namespace: 'default',
             runId,
             image: 'grafana/k6:2.2.0',
-            placement: DEDICATED,
+            placement: DEDICATED_PLACEMENT,
             cleanup: 'always',
             scheduleTimeoutS: 20,
             activeDeadlineSeconds: 600,
@@ -397,7 +390,7 @@ spec:
     const seen: Array<Record<string, unknown>> = [];
     const { result, error, logs } = await run(
       script,
-      { podPatch, placement: { ...DEDICATED, spread: 'none' } },
+      { podPatch, placement: { ...DEDICATED_PLACEMENT, spread: 'none' } },
       async (pods) => {
         for (const pod of pods) {
           const pid = containerPid(pod, 'k6');

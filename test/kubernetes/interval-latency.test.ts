@@ -10,6 +10,7 @@ import { DEFAULTS } from '../../src/inputs/defaults.ts';
 import type { RunResult } from '../../src/result/schema.ts';
 import { runTest } from '../../src/run/index.ts';
 import { tempDir, writeScript } from '../support/cli.ts';
+import { DEDICATED_PLACEMENT } from '../support/placement.ts';
 import { percentile, type StepTarget, startStepTarget } from '../support/step-target.ts';
 import { leftovers } from './support/objects.ts';
 
@@ -24,14 +25,6 @@ import { leftovers } from './support/objects.ts';
 const STATE = process.env.CLUSTER_STATE_DIR!;
 const kc = new KubeConfig();
 let core: CoreV1Api;
-
-const DEDICATED: KubernetesBackendOptions['placement'] = {
-  nodeSelector: { 'k6-distributed.test/pool': 'loadtest' },
-  tolerations: [
-    { key: 'k6-distributed.test/dedicated', operator: 'Equal', value: 'loadtest', effect: 'NoSchedule' },
-  ],
-  spread: 'one-per-node',
-};
 
 let target: StepTarget;
 
@@ -103,7 +96,7 @@ async function run(
             runId,
             image: 'grafana/k6:2.2.0',
             receiverImage: DEFAULTS.intervalReceiverImage,
-            placement: DEDICATED,
+            placement: DEDICATED_PLACEMENT,
             cleanup: 'always',
             scheduleTimeoutS: 20,
             activeDeadlineSeconds: 600,
